@@ -1,0 +1,5 @@
+import sys
+
+from litmus.cli import main
+
+sys.exit(main())

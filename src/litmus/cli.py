@@ -1,0 +1,60 @@
+"""The `litmus` command line: a thin dispatcher over `litmus.commands.*`.
+
+Each subcommand is one module with `configure(parser)` and `run(args) -> int`, imported only
+when that subcommand is used, so `litmus --version` and `litmus validate` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from litmus import __version__
+
+# name -> (module, one-line help). Adding a command = one module + one line here.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("litmus.commands.validate", "check probe files and report every problem with its position"),
+}
+
+DESCRIPTION = """\
+Litmus runs probe suites (YAML under probes/) against an HTTP API, evaluates deterministic and
+LLM-judge assertions, and reports findings as SARIF, JUnit, Markdown and HTML.
+
+Exit status: 0 all good, 1 a suite (or assertion, per --fail-on) failed, 2 bad input or usage.
+"""
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="litmus", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"litmus {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Only the chosen subcommand's module is imported; the others just get their help line.
+    chosen = next((a for a in argv if a in COMMANDS), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(
+            name, help=help_text, description=help_text,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if name == chosen:
+            module = importlib.import_module(module_name)
+            if module.__doc__:
+                command_parser.description = module.__doc__
+            module.configure(command_parser)
+            command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return args._run(args)
+    except KeyboardInterrupt:
+        return 130

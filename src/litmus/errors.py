@@ -1,0 +1,70 @@
+"""Positioned diagnostics: the one error type the loader (and the CLI) report.
+
+Every problem with user input ends up as a `Diagnostic` with a file, line and column, rendered
+like a compiler's message. Several diagnostics of one file are collected and raised together as a
+`ProbeError`, so users see all of a file's problems at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a source file; line and column are 1-based, `path` is as the user gave it."""
+
+    path: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    message: str
+    position: Position
+    # How many characters to underline at the position (0 = a single caret).
+    length: int = 0
+    # The source line, kept so the message can be rendered without rereading the file.
+    source_line: str | None = None
+
+    def render(self) -> str:
+        head = f"{self.position}: {self.severity}: {self.message}"
+        if self.source_line is None:
+            return head
+        number = str(self.position.line)
+        gutter = " " * len(number)
+        text = self.source_line.rstrip("\n")
+        indent = "".join(c if c == "\t" else " " for c in text[: self.position.column - 1])
+        marks = "^" * max(1, min(self.length, max(1, len(text) - self.position.column + 1)))
+        return f"{head}\n {number} | {text}\n {gutter} | {indent}{marks}"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.pop("source_line")
+        data.update(data.pop("position"))
+        return data
+
+
+@dataclass
+class ProbeError(Exception):
+    """One or more diagnostics that make a probe file (or a run's input) unusable."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+def render_diagnostics(diagnostics: list[Diagnostic], fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps([d.to_json() for d in diagnostics], indent=2)
+    return "\n".join(d.render() for d in diagnostics)

@@ -1,0 +1,129 @@
+"""The probe model: what a probe file means once loaded and validated.
+
+Every element carries the `Position` it came from and, in `field_pos`, the positions of its
+fields' values, so runs, reports and annotations can point back at the exact probe line.
+Strings may still hold `{{ templates }}`: they are rendered at run time (see `litmus.run`).
+The model is plain data; the loader (`litmus.load`) builds it, nothing else mutates it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from litmus.errors import Position
+
+OnFailure = Literal["continue", "stop_request", "stop_flow"]
+ExtractionKind = Literal["json_path", "header", "regex", "status"]
+
+# Marks "the field was not given", where None is a legitimate value (e.g. `json: null`).
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+
+
+@dataclass(frozen=True)
+class Node:
+    pos: Position
+    field_pos: dict[str, Position] = field(default_factory=dict, compare=False, repr=False)
+
+    def at(self, name: str) -> Position:
+        """Position of field `name`'s value, else of the element itself."""
+        return self.field_pos.get(name, self.pos)
+
+
+@dataclass(frozen=True)
+class Request(Node):
+    method: str = "GET"
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    query: dict[str, Any] = field(default_factory=dict)
+    json: Any = MISSING
+    body: str | None = None
+    form: dict[str, Any] | None = None
+    timeout_ms: float = 30_000
+    follow_redirects: bool = True
+
+
+@dataclass(frozen=True)
+class Extraction(Node):
+    name: str = ""
+    kind: ExtractionKind = "json_path"
+    # The JSONPath, header name or regex; empty for `status`.
+    expr: str = ""
+    group: int | str = 0
+
+
+@dataclass(frozen=True)
+class Retry(Node):
+    attempts: int = 1
+    interval_ms: float = 1000
+
+
+@dataclass(frozen=True)
+class Assertion(Node):
+    type: str = ""
+    name: str | None = None
+    on_failure: OnFailure = "continue"
+    # LLM-based types only: percent, None = the judge default.
+    threshold: float | None = None
+    # LLM-based types only: JSONPath choosing what to judge, None = whole body text.
+    select: str | None = None
+    # The type's own fields (`expected`, `path`, `rubric`, ...), validated against its spec.
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step(Node):
+    name: str = ""
+    request: Request | None = None
+    extract: tuple[Extraction, ...] = ()
+    retry: Retry | None = None
+    assertions: tuple[Assertion, ...] = ()
+
+
+@dataclass(frozen=True)
+class Flow(Node):
+    name: str = ""
+    runs: int = 1
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scenario(Node):
+    id: str = ""
+    # Loaded from `data_file` when that was given.
+    data: Any = None
+    # Loaded from `reference_response_file` when that was given.
+    reference_response: str | None = None
+    data_file: str | None = None
+    reference_response_file: str | None = None
+
+
+@dataclass(frozen=True)
+class Context(Node):
+    name: str | None = None
+    scenarios: tuple[Scenario, ...] = ()
+
+
+@dataclass(frozen=True)
+class SuiteJudge(Node):
+    threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class Suite(Node):
+    name: str = ""
+    # The file as a repository-relative POSIX path (what SARIF and links use).
+    file: str = ""
+    # The file on disk, for resolving `schema_file` and friends.
+    abs_path: Path = Path()
+    version: int = 1
+    intent: str | None = None
+    pass_threshold: float = 100
+    base_url: str | None = None
+    # Request fields merged into every step (headers merged key by key, the step winning).
+    defaults: Request | None = None
+    variables: dict[str, Any] = field(default_factory=dict)
+    judge: SuiteJudge | None = None
+    context: Context | None = None
+    flows: tuple[Flow, ...] = ()

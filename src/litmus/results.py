@@ -1,0 +1,272 @@
+"""The results model: one versioned JSON document, the only contract between running and reporting.
+
+`RunResult.to_dict()` gives exactly what `results.json` holds (see `schemas/results.schema.json`);
+`RunResult.from_dict()` reads it back for the reporters, which never see anything else.
+Everything here is already redacted by the runner: reporters may trust it not to hold secrets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+AssertionStatus = Literal["passed", "failed", "error", "skipped", "needs_review"]
+StepStatus = Literal["passed", "failed", "error", "skipped"]
+IntentStatus = Literal["passed", "failed", "needs_review", "error"]
+
+
+@dataclass
+class Mismatch:
+    path: str
+    expected: Any
+    actual: Any
+    reason: str
+
+
+@dataclass
+class JudgeTier:
+    provider: str
+    model: str
+    score: float | None
+    reason: str
+    latency_ms: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False
+
+
+@dataclass
+class JudgeRecord:
+    escalated: bool
+    tiers: list[JudgeTier] = field(default_factory=list)
+
+
+@dataclass
+class AssertionOutcome:
+    type: str
+    status: AssertionStatus
+    reason: str
+    line: int
+    column: int
+    name: str | None = None
+    mismatches: list[Mismatch] = field(default_factory=list)
+    score: float | None = None
+    threshold: float | None = None
+    judge: JudgeRecord | None = None
+
+
+@dataclass
+class RequestExcerpt:
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    body_truncated: bool = False
+
+
+@dataclass
+class ResponseExcerpt:
+    status: int
+    elapsed_ms: float
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    # Bytes read from the wire (up to the size cap).
+    size: int = 0
+    # The body hit the run's size cap; `body` is an excerpt either way.
+    truncated: bool = False
+    body_excerpt_truncated: bool = False
+
+
+@dataclass
+class StepResult:
+    name: str
+    line: int
+    status: StepStatus
+    request: RequestExcerpt | None = None
+    response: ResponseExcerpt | None = None
+    error: str | None = None
+    attempts: int = 1
+    extracted: dict[str, Any] = field(default_factory=dict)
+    assertions: list[AssertionOutcome] = field(default_factory=list)
+
+
+@dataclass
+class IntentEvaluation:
+    status: IntentStatus
+    method: Literal["judge", "deterministic"]
+    reason: str
+    score: float | None = None
+    threshold: float | None = None
+    judge: JudgeRecord | None = None
+
+
+@dataclass
+class FlowRunResult:
+    flow: str
+    line: int
+    run_index: int
+    intent_evaluation: IntentEvaluation
+    scenario: str | None = None
+    duration_ms: float = 0.0
+    steps: list[StepResult] = field(default_factory=list)
+
+
+@dataclass
+class SuiteResult:
+    name: str
+    file: str
+    line: int
+    pass_threshold: float
+    pass_rate: float
+    verdict: Literal["passed", "failed"]
+    intent: str | None = None
+    flow_runs: list[FlowRunResult] = field(default_factory=list)
+
+
+@dataclass
+class JudgeTotals:
+    calls: int = 0
+    cached: int = 0
+    escalated: int = 0
+    needs_review: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    wall_ms: float = 0.0
+
+
+@dataclass
+class RunInfo:
+    base_url: str | None
+    started_at: str
+    finished_at: str
+    interrupted: bool = False
+    git_sha: str | None = None
+    # "K/N" when the run was one shard of several.
+    shard: str | None = None
+    # "owner/name" and e.g. "https://github.com", when known: reports link probe lines with them.
+    repository: str | None = None
+    server_url: str | None = None
+
+
+@dataclass
+class Tool:
+    name: str = "litmus"
+    version: str = ""
+
+
+@dataclass
+class RunResult:
+    run: RunInfo
+    verdict: Literal["passed", "failed"]
+    tool: Tool = field(default_factory=Tool)
+    judge: JudgeTotals = field(default_factory=JudgeTotals)
+    suites: list[SuiteResult] = field(default_factory=list)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        return _build(cls, data)
+
+    def iter_outcomes(self):
+        """(suite, flow_run, step, assertion) for every assertion outcome, in document order."""
+        for suite in self.suites:
+            for flow_run in suite.flow_runs:
+                for step in flow_run.steps:
+                    for outcome in step.assertions:
+                        yield suite, flow_run, step, outcome
+
+
+# Field types that hold nested result dataclasses, for `from_dict`.
+_NESTED: dict[tuple[type, str], tuple[type, bool]] = {
+    (RunResult, "run"): (RunInfo, False),
+    (RunResult, "tool"): (Tool, False),
+    (RunResult, "judge"): (JudgeTotals, False),
+    (RunResult, "suites"): (SuiteResult, True),
+    (SuiteResult, "flow_runs"): (FlowRunResult, True),
+    (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
+    (FlowRunResult, "steps"): (StepResult, True),
+    (StepResult, "request"): (RequestExcerpt, False),
+    (StepResult, "response"): (ResponseExcerpt, False),
+    (StepResult, "assertions"): (AssertionOutcome, True),
+    (AssertionOutcome, "mismatches"): (Mismatch, True),
+    (AssertionOutcome, "judge"): (JudgeRecord, False),
+    (IntentEvaluation, "judge"): (JudgeRecord, False),
+    (JudgeRecord, "tiers"): (JudgeTier, True),
+}
+
+
+def _build(cls: type, data: dict[str, Any]):
+    known = {f.name for f in fields(cls)}
+    kwargs = {}
+    for key, value in data.items():
+        if key not in known:
+            continue  # newer documents may add keys; readers ignore what they do not know
+        nested = _NESTED.get((cls, key))
+        if nested and value is not None:
+            inner, is_list = nested
+            value = [_build(inner, v) for v in value] if is_list else _build(inner, value)
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def schema() -> dict[str, Any]:
+    from importlib.resources import files
+
+    return json.loads(files("litmus.schemas").joinpath("results.schema.json").read_text("utf-8"))
+
+
+def validate(data: dict[str, Any]) -> list[str]:
+    """Schema violations of a results document, as 'path: message' lines (empty when valid)."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema())
+    return [
+        f"{error.json_path}: {error.message}"
+        for error in sorted(validator.iter_errors(data), key=lambda e: e.json_path)
+    ]
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read: not JSON, wrong schema version, or invalid."""
+
+
+def load_results(path: str | os.PathLike) -> RunResult:
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: cannot read results: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        found = data.get("schema_version") if isinstance(data, dict) else None
+        raise ResultsError(f"{path}: schema_version {found!r} is not {SCHEMA_VERSION}")
+    problems = validate(data)
+    if problems:
+        raise ResultsError(f"{path}: not a valid results document: " + "; ".join(problems[:5]))
+    return RunResult.from_dict(data)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """Write JSON so readers see the old file or the new one, never half of one."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_results(path: str | os.PathLike, result: RunResult) -> None:
+    write_json_atomic(path, result.to_dict())

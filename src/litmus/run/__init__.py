@@ -1,0 +1,1 @@
+"""Running flows over HTTP: sessions, templating, extraction, retries, orchestration."""

@@ -1,0 +1,53 @@
+"""The response of one HTTP request, as the evaluators see it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+
+class BodyNotJSON(ValueError):
+    """The body cannot be read as JSON; the message says what it was instead."""
+
+
+@dataclass
+class Response:
+    status: int
+    # Case-insensitive (requests' CaseInsensitiveDict when it comes from the wire).
+    headers: Mapping[str, str]
+    body: bytes
+    # From sending the request until the body was read (or the size cap was hit).
+    elapsed_ms: float
+    # The body was cut at the size cap.
+    truncated: bool = False
+    url: str = ""
+    encoding: str | None = None
+    _json: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("Content-Type", "") or ""
+
+    @cached_property
+    def text(self) -> str:
+        return self.body.decode(self.encoding or "utf-8", errors="replace")
+
+    def describe_body(self, limit: int = 60) -> str:
+        """A short, safe description of the body for error messages."""
+        kind = self.content_type or "no content type"
+        head = self.body[:limit].decode("utf-8", errors="backslashreplace")
+        more = "…" if len(self.body) > limit else ""
+        return f"{kind}, {len(self.body)} bytes{' (truncated)' if self.truncated else ''}: {head!r}{more}"
+
+    def json(self) -> Any:
+        if self._json is None:
+            if self.truncated:
+                raise BodyNotJSON(f"body is not JSON (cut at the size cap): {self.describe_body()}")
+            try:
+                self._json = (json.loads(self.body),)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
+        return self._json[0]
