@@ -11,7 +11,7 @@ SPEC = AssertionSpec(
         "expected": FieldSpec("any", "deep equality", templated=True),
         "matches": FieldSpec("regex", "a regular expression the (string) value matches", templated=True),
         "exists": FieldSpec("boolean", "true: at least one node matches; false: none does"),
-        "contains": FieldSpec("any", "a substring of a string, an element of an array, a key of an object", templated=True),
+        "contains": FieldSpec("any", "a substring, an array element or an object key", templated=True),
         "length": FieldSpec("integer", "the length of a string, array or object", minimum=0),
         "gt": FieldSpec("number", "greater than"),
         "gte": FieldSpec("number", "greater than or equal to"),
