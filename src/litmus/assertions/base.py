@@ -70,7 +70,10 @@ class EvalContext:
     scenario: Scenario | None
     # Renders {{ templates }} in an assertion's text fields (secrets stay registered for redaction).
     render: Callable[[Any], Any]
-    # The judge service for LLM-based types; None when no judge is configured.
+    # Replaces every registered secret value by `***`: applied to anything leaving the run
+    # (results, prompts sent to a judge, cassettes, terminal).
+    redact: Callable[[str], str] = str
+    # The judge service for LLM-based types (`litmus.judges`); None when no judge is configured.
     judge: Any = None
 
 
