@@ -1,0 +1,378 @@
+"""The demo target: a small shop API with an order flow, a chat assistant and a support (RAG) endpoint.
+
+Standard library only, deterministic, and deliberately imperfect so the example suites in `probes/`
+have real findings to report (see `docs/demo.md`). Endpoints (JSON unless said otherwise):
+
+  GET  /health                     liveness
+  POST /api/login                  {username, password} -> {token}; also X-Session-Id and a session cookie
+  GET  /api/catalog/search?q=...   catalogue search; deliberately slow (SLOW_SEARCH_SECONDS)
+  POST /api/orders                 {items: [{sku, quantity}]} -> 201 + Location; needs the login token
+  GET  /api/orders/<id>            the order
+  GET  /api/orders/<id>/status     pending -> packing -> ready, one step per poll
+  GET  /api/orders/<id>/receipt    text/plain receipt ("Receipt no. RCPT-...")
+  POST /chat                       {message} -> {reply}: a deterministic function of the message
+  POST /support/ask                {order_id, question} -> {order, answer, sources} from the order index
+
+The login token is accepted as `Authorization: Bearer <token>` or the `session` cookie; /chat and
+/support/ask need `Authorization: Bearer <api token>`.
+
+Run it alone:  python -m litmus.demo.target --port 0   (prints its URL; Ctrl-C stops it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass(frozen=True)
+class DemoCredentials:
+    """What the target accepts. `litmus demo` passes the values it put in the environment."""
+
+    user: str = "ada@example.com"
+    password: str = "demo-password"
+    api_token: str = "demo-api-token"
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> DemoCredentials:
+        """The credentials the suites will send: the LITMUS_DEMO_* variables, else the defaults."""
+        defaults = cls()
+        return cls(
+            user=environ.get("LITMUS_DEMO_USER", defaults.user),
+            password=environ.get("LITMUS_DEMO_PASSWORD", defaults.password),
+            api_token=environ.get("LITMUS_DEMO_TOKEN", defaults.api_token),
+        )
+
+
+# The environment variables the example suites read, with the documented values `litmus demo` uses
+# when they are not already set (the suites read them as {{ env.* }} and {{ secrets.* }}).
+DEMO_ENVIRONMENT = {
+    "LITMUS_DEMO_USER": DemoCredentials.user,
+    "LITMUS_DEMO_PASSWORD": DemoCredentials.password,
+    "LITMUS_DEMO_TOKEN": DemoCredentials.api_token,
+}
+
+# Over the 250 ms budget the orders suite gives the search: a deliberate finding.
+SLOW_SEARCH_SECONDS = 0.5
+
+# Prices as the (buggy) catalogue import left them: the coffee's price is the string "12.50", a
+# deliberate finding for the orders suite's `type: number` check and schema.
+CATALOGUE: dict[str, dict[str, Any]] = {
+    "COF-250": {"sku": "COF-250", "name": "Single-origin coffee beans, 250 g", "unit_price": "12.50"},
+    "MUG-01": {"sku": "MUG-01", "name": "Stoneware mug", "unit_price": 9.00},
+    "FLT-02": {"sku": "FLT-02", "name": "Paper filters, pack of 100", "unit_price": 4.50},
+}
+STATUS_PROGRESSION = ("pending", "packing", "ready")
+
+# The support assistant's order index. Order 1099 exists in the shop (and in the support suite's
+# scenarios) but was never indexed: /support/ask answers 404 for it, a deliberate finding.
+# The answer for 1042 invents a delivery date (5 December) the data does not support: a deliberate
+# finding for the scenario-aware judges.
+SUPPORT_INDEX: dict[int, dict[str, Any]] = {
+    1042: {
+        "order": {"id": 1042, "status": "delayed", "eta": "2026-12-03", "carrier": "DHL"},
+        "answer": "I'm sorry for the wait. Order 1042 is delayed at the DHL depot and should now arrive on "
+        "5 December. You don't need to do anything; we'll email you when it is out for delivery.",
+    },
+    1077: {
+        "order": {"id": 1077, "status": "delivered", "eta": "2026-11-18", "carrier": "UPS"},
+        "answer": "Good news: order 1077 was delivered by UPS on 18 November 2026. If you can't find the "
+        "parcel, reply here and we'll open a trace with the carrier.",
+    },
+}
+
+
+def assistant_reply(message: str) -> dict[str, Any]:
+    """The chat assistant's reply: a pure function of the message, so judge verdicts can be replayed."""
+    text = message.lower()
+    if "refund" in text or "damaged" in text:
+        topic = "refund"
+        reply = (
+            "I'm sorry your order arrived damaged. You can ask for a refund under Orders > Returns within 30 "
+            "days of delivery. Once the item is back with us, the refund reaches your card within 14 days."
+        )
+    elif "ship" in text or "deliver" in text:
+        # The deliberate slip: a boilerplate disclaimer the product team has banned.
+        topic = "shipping"
+        reply = (
+            "As an AI language model, I cannot see live carrier rates. Standard shipping within the EU "
+            "takes 3 to 5 working days and is free on orders over 40 EUR."
+        )
+    elif re.search(r"\b(hi|hello|hey)\b", text):
+        topic = "greeting"
+        reply = "Hello! I can help with orders, refunds and delivery questions. What can I do for you?"
+    else:
+        topic = "unknown"
+        reply = "I can help with orders, refunds and delivery questions. Could you tell me a bit more?"
+    return {"reply": reply, "topic": topic, "model": "demo-assistant-1"}
+
+
+@dataclass
+class ShopState:
+    """Everything the target remembers between requests (one per server), guarded by `lock`."""
+
+    credentials: DemoCredentials
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    tokens: set[str] = field(default_factory=set)
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+    polls: dict[str, int] = field(default_factory=dict)
+    counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def next_number(self) -> int:
+        with self.lock:
+            return next(self.counter)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class DemoHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "LitmusDemo/1"
+    server: DemoServer
+
+    # Route table: (method, pattern) -> handler method name. Patterns match the path only.
+    ROUTES = (
+        ("GET", r"/health", "health"),
+        ("POST", r"/api/login", "login"),
+        ("GET", r"/api/catalog/search", "search"),
+        ("POST", r"/api/orders", "create_order"),
+        ("GET", r"/api/orders/(?P<order_id>ord_\w+)", "get_order"),
+        ("GET", r"/api/orders/(?P<order_id>ord_\w+)/status", "order_status"),
+        ("GET", r"/api/orders/(?P<order_id>ord_\w+)/receipt", "order_receipt"),
+        ("POST", r"/chat", "chat"),
+        ("POST", r"/support/ask", "support_ask"),
+    )
+
+    def do_GET(self) -> None:
+        self.dispatch()
+
+    def do_POST(self) -> None:
+        self.dispatch()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    def dispatch(self) -> None:
+        url = urlsplit(self.path)
+        self.query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        self.extra_headers: dict[str, str] = {"X-Request-Id": f"req-{self.server.state.next_number():06d}"}
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            for method, pattern, name in self.ROUTES:
+                match = re.fullmatch(pattern, url.path)
+                if match and method == self.command:
+                    getattr(self, name)(body, **match.groupdict())
+                    return
+            if any(re.fullmatch(p, url.path) for _, p, _ in self.ROUTES):
+                raise ApiError(405, "method_not_allowed", f"{self.command} is not allowed on {url.path}")
+            raise ApiError(404, "not_found", f"no route for {url.path}")
+        except ApiError as exc:
+            self.send_json(exc.status, {"error": exc.code, "message": exc.message})
+
+    def send_json(self, status: int, data: Any) -> None:
+        self.send_body(status, json.dumps(data).encode(), "application/json; charset=utf-8")
+
+    def send_body(self, status: int, payload: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def json_body(self, body: bytes) -> dict[str, Any]:
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError:
+            raise ApiError(400, "bad_json", "the request body is not JSON") from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "bad_json", "the request body must be a JSON object")
+        return data
+
+    def bearer(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        return auth[7:] if auth.startswith("Bearer ") else None
+
+    def require_login(self) -> None:
+        cookie = SimpleCookie(self.headers.get("Cookie", ""))
+        candidates = {self.bearer(), cookie["session"].value if "session" in cookie else None}
+        with self.server.state.lock:
+            if not candidates & self.server.state.tokens:
+                raise ApiError(401, "unauthorized", "log in first: POST /api/login")
+
+    def require_api_token(self) -> None:
+        if self.bearer() != self.server.state.credentials.api_token:
+            raise ApiError(401, "unauthorized", "send Authorization: Bearer <api token>")
+
+    def find_order(self, order_id: str) -> dict[str, Any]:
+        self.require_login()
+        with self.server.state.lock:
+            order = self.server.state.orders.get(order_id)
+        if order is None:
+            raise ApiError(404, "order_not_found", f"no order {order_id}")
+        return order
+
+    # -- endpoints --------------------------------------------------------------------------------
+
+    def health(self, body: bytes) -> None:
+        self.send_json(200, {"status": "ok"})
+
+    def login(self, body: bytes) -> None:
+        data = self.json_body(body)
+        state = self.server.state
+        if (data.get("username"), data.get("password")) != (state.credentials.user, state.credentials.password):
+            raise ApiError(401, "invalid_credentials", "unknown user or wrong password")
+        number = state.next_number()
+        token = f"tok_{number:06d}"
+        with state.lock:
+            state.tokens.add(token)
+        self.extra_headers["X-Session-Id"] = f"sess-{number:06d}"
+        self.extra_headers["Set-Cookie"] = f"session={token}; Path=/; HttpOnly"
+        self.send_json(200, {"token": token, "token_type": "Bearer", "expires_in": 3600})
+
+    def search(self, body: bytes) -> None:
+        time.sleep(SLOW_SEARCH_SECONDS)
+        words = self.query.get("q", "").lower().split()
+        results = [item for item in CATALOGUE.values() if all(w in item["name"].lower() for w in words)]
+        self.send_json(200, {"query": self.query.get("q", ""), "results": results})
+
+    def create_order(self, body: bytes) -> None:
+        self.require_login()
+        data = self.json_body(body)
+        items = data.get("items")
+        if not isinstance(items, list) or not items:
+            raise ApiError(422, "no_items", "an order needs at least one item")
+        lines = []
+        for item in items:
+            product = CATALOGUE.get(item.get("sku")) if isinstance(item, dict) else None
+            quantity = item.get("quantity", 1) if isinstance(item, dict) else 0
+            if product is None or not isinstance(quantity, int) or quantity < 1:
+                raise ApiError(422, "bad_item", f"unknown sku or bad quantity: {item!r}")
+            lines.append({**product, "quantity": quantity})
+        total = round(sum(float(line["unit_price"]) * line["quantity"] for line in lines), 2)
+        order_id = f"ord_{1000 + self.server.state.next_number()}"
+        order = {
+            "id": order_id,
+            "status": STATUS_PROGRESSION[0],
+            "items": lines,
+            "total": total,
+            "currency": "EUR",
+            "client_ref": data.get("client_ref"),
+        }
+        with self.server.state.lock:
+            self.server.state.orders[order_id] = order
+            self.server.state.polls[order_id] = 0
+        self.extra_headers["Location"] = f"/api/orders/{order_id}"
+        self.send_json(201, order)
+
+    def get_order(self, body: bytes, order_id: str) -> None:
+        self.send_json(200, self.find_order(order_id))
+
+    def order_status(self, body: bytes, order_id: str) -> None:
+        order = self.find_order(order_id)
+        with self.server.state.lock:
+            polls = self.server.state.polls[order_id] = self.server.state.polls[order_id] + 1
+            order["status"] = STATUS_PROGRESSION[min(polls - 1, len(STATUS_PROGRESSION) - 1)]
+        self.send_json(200, {"id": order_id, "status": order["status"]})
+
+    def order_receipt(self, body: bytes, order_id: str) -> None:
+        order = self.find_order(order_id)
+        lines = [f"Receipt no. RCPT-{int(order_id[4:]) * 7:06d} for order {order_id}"]
+        lines += [f"{line['quantity']} x {line['name']} @ {float(line['unit_price']):.2f}" for line in order["items"]]
+        lines.append(f"Total: {order['total']:.2f} {order['currency']}")
+        self.send_body(200, ("\n".join(lines) + "\n").encode(), "text/plain; charset=utf-8")
+
+    def chat(self, body: bytes) -> None:
+        self.require_api_token()
+        message = self.json_body(body).get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise ApiError(422, "no_message", "send {\"message\": \"...\"}")
+        self.send_json(200, assistant_reply(message))
+
+    def support_ask(self, body: bytes) -> None:
+        self.require_api_token()
+        data = self.json_body(body)
+        entry = SUPPORT_INDEX.get(data.get("order_id"))
+        if entry is None:
+            raise ApiError(404, "order_not_indexed", f"order {data.get('order_id')!r} is not in the support index")
+        self.send_json(200, {**entry, "sources": [f"orders/{entry['order']['id']}"]})
+
+
+class DemoServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], credentials: DemoCredentials, verbose: bool = False):
+        super().__init__(address, DemoHandler)
+        self.state = ShopState(credentials)
+        self.verbose = verbose
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+def start_demo_target(
+    credentials: DemoCredentials | None = None, host: str = "127.0.0.1", port: int = 0
+) -> tuple[DemoServer, str]:
+    """Start the target in a daemon thread (port 0 = a free one). Stop with `stop_demo_target(server)`."""
+    server = DemoServer((host, port), credentials or DemoCredentials())
+    threading.Thread(target=server.serve_forever, name="litmus-demo-target", daemon=True).start()
+    return server, server.base_url
+
+
+def stop_demo_target(server: DemoServer) -> None:
+    server.shutdown()
+    server.server_close()
+
+
+@contextmanager
+def running_demo_target(credentials: DemoCredentials | None = None) -> Iterator[str]:
+    """`with running_demo_target() as base_url:` the target serves for the block's duration."""
+    server, base_url = start_demo_target(credentials)
+    try:
+        yield base_url
+    finally:
+        stop_demo_target(server)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m litmus.demo.target", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
+    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    args = parser.parse_args(argv)
+    credentials = DemoCredentials.from_environment(os.environ)
+    server = DemoServer(("127.0.0.1", args.port), credentials, verbose=args.verbose)
+    print(server.base_url, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
