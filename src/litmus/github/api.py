@@ -1,0 +1,98 @@
+"""A small GitHub REST client: authenticated `requests` session, retries by urllib3, `Link` pagination.
+
+Idempotent requests (GET, PATCH of a known object) are retried on 429/5xx with backoff, honouring
+`Retry-After`; a POST is never retried, so a flaky network cannot post a comment twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from litmus import __version__
+
+# GitHub caps list pages at 100 items; 30 pages covers the 3,000-file limit of a PR's file list.
+PER_PAGE = 100
+MAX_PAGES = 30
+
+
+class GitHubAPIError(Exception):
+    def __init__(self, method: str, path: str, status: int, message: str) -> None:
+        super().__init__(f"{method} {path}: HTTP {status}: {message}")
+        self.method = method
+        self.path = path
+        self.status = status
+        self.message = message
+
+    @property
+    def forbidden(self) -> bool:
+        """The token may not do this (read-only fork token, missing `permissions:`), or it is not visible."""
+        return self.status in (403, 404)
+
+
+class GitHubClient:
+    def __init__(
+        self, api_url: str, token: str, *, retries: int = 3, backoff: float = 0.5, timeout: float = 30.0,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+        self.session.headers.update({
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": f"litmus/{__version__}",
+        })
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        retry = Retry(
+            total=retries, backoff_factor=backoff, status_forcelist=(429, 500, 502, 503, 504),
+            allowed_methods=frozenset({"GET", "HEAD", "PATCH", "PUT"}), respect_retry_after_header=True,
+            raise_on_status=False,
+        )
+        adapter = HTTPAdapter(max_retries=retry)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+
+    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None) -> requests.Response:
+        url = path if path.startswith(("http://", "https://")) else f"{self.api_url}{path}"
+        try:
+            response = self.session.request(method, url, json=json, params=params, timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise GitHubAPIError(method, path, 0, f"no response ({type(exc).__name__})") from None
+        if response.status_code >= 400:
+            raise GitHubAPIError(method, path, response.status_code, _error_message(response))
+        return response
+
+    def get(self, path: str, **params) -> Any:
+        return self.request("GET", path, params=params or None).json()
+
+    def post(self, path: str, body: dict) -> Any:
+        return self.request("POST", path, json=body).json()
+
+    def patch(self, path: str, body: dict) -> Any:
+        return self.request("PATCH", path, json=body).json()
+
+    def paginate(self, path: str, **params) -> Iterator[Any]:
+        """Every item of a list endpoint, following the `Link: rel="next"` header page by page."""
+        url: str | None = path
+        query: dict | None = {"per_page": PER_PAGE, **params}
+        for _ in range(MAX_PAGES):
+            response = self.request("GET", url, params=query)
+            yield from response.json()
+            url = response.links.get("next", {}).get("url")
+            if not url:
+                return
+            query = None  # the next link carries the query already
+
+
+def _error_message(response: requests.Response) -> str:
+    try:
+        message = response.json().get("message")
+    except ValueError:
+        message = None
+    # The message is GitHub's text: short and single-line here, echoed only through `untrusted()`.
+    return str(message or response.reason or "error")[:300].replace("\n", " ")

@@ -1,0 +1,77 @@
+"""Which files a PR changed (REST, paginated; `git diff` when the API cannot be used) and which suites that touches."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+
+from litmus.github.api import GitHubClient
+from litmus.model import Suite
+
+
+def pull_request_files(client: GitHubClient, repository: str, number: int) -> set[str]:
+    """Repository-relative paths the PR touches, old names of renamed files included (at most 3,000: GitHub's cap)."""
+    changed: set[str] = set()
+    for entry in client.paginate(f"/repos/{repository}/pulls/{number}/files"):
+        changed.add(entry["filename"])
+        if entry.get("previous_filename"):
+            changed.add(entry["previous_filename"])
+    return changed
+
+
+def git_changed_files(workspace: Path, base_sha: str | None) -> set[str] | None:
+    """Paths changed against the PR base, from the checkout itself; None when git cannot tell.
+
+    With a base SHA: `git diff base...HEAD` (needs the base fetched). Without: `HEAD^1 HEAD`, which on
+    the merge commit actions/checkout makes for a PR is the PR's whole change (needs fetch-depth: 2).
+    The container runs as root on a checkout owned by the runner user, so the workspace is marked safe
+    for this command only.
+    """
+    ranges = ([f"{base_sha}...HEAD"] if base_sha else []) + ["HEAD^1", "HEAD"]
+    attempts = [ranges[:1], ranges[1:]] if base_sha else [ranges]
+    for revisions in attempts:
+        try:
+            done = subprocess.run(
+                ["git", "-c", f"safe.directory={workspace.resolve()}", "diff", "--name-only", *revisions],
+                cwd=workspace, capture_output=True, text=True, timeout=60, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0:
+            return {line for line in done.stdout.splitlines() if line}
+    return None
+
+
+def referenced_files(suite: Suite, root: Path) -> set[str]:
+    """Repository-relative paths of the files a suite reads besides itself (scenario files, `schema_file`, ...)."""
+    from litmus.assertions import REGISTRY, spec
+
+    base = Path(suite.abs_path).parent
+    paths: list[str] = []
+    if suite.context:
+        for scenario in suite.context.scenarios:
+            paths += [p for p in (scenario.data_file, scenario.reference_response_file) if p]
+    for flow in suite.flows:
+        for step in flow.steps:
+            for assertion in step.assertions:
+                if assertion.type not in REGISTRY:
+                    continue
+                paths += [
+                    str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
+                    if field.kind == "file" and assertion.params.get(name)
+                ]
+    return {_relative(base / p, root) for p in paths}
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return PurePosixPath(path.resolve().relative_to(root.resolve())).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def suites_touched(suites: Sequence[Suite], changed: Iterable[str], root: Path) -> list[Suite]:
+    """The suites whose own file, or a file they reference, is among `changed`."""
+    changed = set(changed)
+    return [s for s in suites if s.file in changed or referenced_files(s, root) & changed]

@@ -1,0 +1,18 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from support.fake_github import FakeGitHub  # noqa: E402
+
+EVENTS = Path(__file__).parent / "events"
+
+
+@pytest.fixture
+def fake_github():
+    with FakeGitHub() as gh:
+        yield gh

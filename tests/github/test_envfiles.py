@@ -1,0 +1,42 @@
+import re
+
+from litmus.github.envfiles import SUMMARY_LIMIT_BYTES, append_summary, fit_summary, write_outputs
+
+
+def parse_output_file(text: str) -> dict[str, str]:
+    """Read GITHUB_OUTPUT the way the runner does (name=value, or name<<DELIM ... DELIM)."""
+    values, lines, i = {}, text.split("\n"), 0
+    while i < len(lines) and lines[i]:
+        line = lines[i]
+        heredoc = re.match(r"^([^=<]+)<<(.+)$", line)
+        if heredoc:
+            name, delimiter = heredoc.groups()
+            end = lines.index(delimiter, i + 1)
+            values[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+        else:
+            name, value = line.split("=", 1)
+            values[name] = value
+            i += 1
+    return values
+
+
+def test_outputs_single_and_multi_line(tmp_path):
+    path = tmp_path / "output"
+    path.write_text("earlier=1\n")
+    write_outputs(path, {"verdict": "failed", "passed": 3, "empty": None, "summary": "a\nb=c\n<<x"})
+    text = path.read_text()
+    assert re.search(r"^summary<<ghadelimiter_[0-9a-f-]{36}$", text, re.M)
+    assert parse_output_file(text) == {"earlier": "1", "verdict": "failed", "passed": "3", "empty": "",
+                                       "summary": "a\nb=c\n<<x"}
+
+
+def test_summary_appends_and_respects_the_limit(tmp_path):
+    path = tmp_path / "summary.md"
+    append_summary(path, "# one")
+    append_summary(path, "two")
+    assert path.read_text() == "# one\ntwo\n"
+    big = "| row |\n" * (SUMMARY_LIMIT_BYTES // 4)
+    cut = fit_summary(big)
+    assert len(cut.encode()) <= SUMMARY_LIMIT_BYTES and cut.endswith("report folder._\n")
+    assert "| row |\n\n_Summary truncated" in cut
