@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Litmus against Step CI and Newman: the same HTTP checks, side by side, in one invocation.
+
+Starts nginx on 127.0.0.1 (generated config in a temp dir) serving N static JSON documents,
+writes one list of cases as a Litmus suite, a Step CI workflow and a Newman collection (five
+checks per probe: status, JSON-path equality, body substring, JSON Schema, response time), runs
+each tool as a separate process several times and prints, per tool and N: median whole-process
+wall time, steps/s, peak RSS (os.wait4 rusage) and CPU time, and checks that every tool found
+exactly the expected failures (every tenth probe expects a wrong id by default).
+
+    python3 bench/run_bench.py                      # N = 200 and 1000, 5 repetitions
+    python3 bench/run_bench.py --sizes 50 --repeat 1 # a quick smoke run
+    python3 bench/run_bench.py --setup              # first install nginx (apt) and bench/node_modules (npm ci)
+
+This prints figures; it is not a timed test and asserts nothing except the failure counts
+(exit 1 when a tool reports other than the expected failures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cases as bench_cases
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+NODE_BIN = BENCH_DIR / "node_modules" / ".bin"
+RUN_TIMEOUT_S = 600
+
+NGINX_CONF = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    types {{ application/json json; }}
+    default_type application/octet-stream;
+    keepalive_requests 100000;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {www};
+        location / {{ try_files $uri =404; }}
+    }}
+}}
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring one process
+
+
+@dataclass
+class Measurement:
+    wall_s: float
+    cpu_s: float  # user + system
+    peak_rss_mb: float
+    exit_code: int
+    output: str
+
+
+def measure(argv: list[str], cwd: Path, env: dict[str, str], output_file: Path) -> Measurement:
+    """Run argv to completion; wall time, CPU and peak RSS of that whole process (os.wait4 rusage)."""
+    with open(output_file, "wb") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        killer = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+        killer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        killer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return Measurement(
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        peak_rss_mb=usage.ru_maxrss / 1024,  # Linux reports KiB
+        exit_code=proc.returncode,
+        output=output_file.read_text(errors="replace"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The three tools: how to run each on a generated suite and how to count the probes it failed
+
+
+@dataclass
+class Tool:
+    name: str
+    concurrency: str  # as printed in the report
+
+    def prepare(self, cases: list[bench_cases.Case], work: Path, base_url: str) -> None:
+        raise NotImplementedError
+
+    def command(self, work: Path, base_url: str) -> list[str]:
+        raise NotImplementedError
+
+    def failures(self, result: Measurement, work: Path) -> int:
+        raise NotImplementedError
+
+
+class Litmus(Tool):
+    def __init__(self, concurrency: int):
+        super().__init__("litmus", f"--concurrency {concurrency} (one flow per probe)")
+        self.jobs = concurrency
+
+    def prepare(self, cases, work, base_url):
+        bench_cases.write_litmus_suite(cases, work / "suite.yaml")
+
+    def command(self, work, base_url):
+        litmus = shutil.which("litmus", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+        return [litmus, "run", "suite.yaml", "--base-url", base_url, "--out", "litmus-out",
+                "--concurrency", str(self.jobs)]
+
+    def failures(self, result, work):
+        results_file = work / "litmus-out" / "results.json"
+        if not results_file.exists():
+            raise RuntimeError(f"litmus wrote no {results_file} (exit {result.exit_code}):\n{result.output[-2000:]}")
+        document = json.loads(results_file.read_text())
+        shutil.rmtree(work / "litmus-out")
+        return sum(
+            step["status"] != "passed"
+            for suite in document["suites"]
+            for flow_run in suite["flow_runs"]
+            for step in flow_run["steps"]
+        )
+
+
+class StepCI(Tool):
+    def __init__(self, concurrency: int):
+        super().__init__("stepci", f"--concurrency {concurrency} (one test per probe)")
+        self.jobs = concurrency
+
+    def prepare(self, cases, work, base_url):
+        bench_cases.write_stepci_workflow(cases, work / "workflow.yaml", base_url)
+
+    def command(self, work, base_url):
+        return [str(NODE_BIN / "stepci"), "run", "workflow.yaml", "--concurrency", str(self.jobs)]
+
+    def failures(self, result, work):
+        summary = re.search(r"^Tests: (\d+) failed, (\d+) passed, (\d+) total", result.output, re.M)
+        if not summary:
+            raise RuntimeError(f"no Step CI summary (exit {result.exit_code}):\n{result.output[-2000:]}")
+        return int(summary.group(1))
+
+
+class Newman(Tool):
+    def __init__(self):
+        super().__init__("newman", "sequential (Newman has no concurrency option)")
+
+    def prepare(self, cases, work, base_url):
+        bench_cases.write_newman_collection(cases, work / "collection.json", base_url)
+
+    def command(self, work, base_url):
+        return [str(NODE_BIN / "newman"), "run", "collection.json", "--color", "off", "--disable-unicode"]
+
+    def failures(self, result, work):
+        # The failure detail lists each failed assertion or request error with `inside "<item>"`.
+        if not re.search(r"\|\s+assertions\s+\|", result.output):
+            raise RuntimeError(f"no Newman summary (exit {result.exit_code}):\n{result.output[-2000:]}")
+        return len(set(re.findall(r'inside "(probe-\d+)"', result.output)))
+
+
+# ---------------------------------------------------------------------------------------------
+# nginx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Nginx:
+    """nginx in the foreground, as our child, with its config, pid and logs in `tmp`."""
+
+    def __init__(self, binary: str, tmp: Path, www: Path):
+        self.port = free_port()
+        self.tmp = tmp
+        conf = tmp / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(tmp=tmp, www=www, port=self.port))
+        self.proc = subprocess.Popen(
+            [binary, "-p", str(tmp), "-c", str(conf), "-e", str(tmp / "nginx-error.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        )
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def wait_ready(self, probe_path: str) -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"nginx exited with {self.proc.returncode}: {self.proc.stderr.read().decode()}")
+            try:
+                with urllib.request.urlopen(self.base_url + probe_path, timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nginx did not answer within 10 s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)  # graceful shutdown
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# Prerequisites
+
+
+def find_nginx() -> str | None:
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+
+
+def check_prerequisites(setup: bool) -> str:
+    """The nginx binary; installs nginx and the npm tools first with --setup, else says how."""
+    if setup:
+        if not find_nginx():
+            subprocess.run(["apt-get", "install", "-y", "nginx-light"], check=True)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH_DIR, check=True)
+    missing = []
+    if not find_nginx():
+        missing.append("nginx:   apt-get install -y nginx-light   (or nginx)")
+    if not (NODE_BIN / "stepci").exists() or not (NODE_BIN / "newman").exists():
+        missing.append(f"node tools:   npm ci --prefix {BENCH_DIR}   (needs node >= 18)")
+    if missing:
+        sys.exit("missing prerequisites; install them, or rerun with --setup:\n  " + "\n  ".join(missing))
+    return find_nginx()
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and reporting
+
+
+@dataclass
+class Series:
+    """All repetitions of one tool at one size."""
+
+    tool: str
+    size: int
+    expected_failures: int
+    runs: list[Measurement] = field(default_factory=list)
+    found: list[int] = field(default_factory=list)
+
+    def median(self, attribute: str) -> float:
+        return statistics.median(getattr(run, attribute) for run in self.runs)
+
+    @property
+    def failures_exact(self) -> bool:
+        return all(found == self.expected_failures for found in self.found)
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(STEPCI_DISABLE_ANALYTICS="1", NO_COLOR="1", FORCE_COLOR="0")
+    return env
+
+
+def run_once(tool: Tool, work: Path, base_url: str, env: dict[str, str]) -> tuple[Measurement, int]:
+    result = measure(tool.command(work, base_url), work, env, work / f"{tool.name}.log")
+    return result, tool.failures(result, work)
+
+
+def measure_startup(repeat: int, env: dict[str, str], tmp: Path) -> dict[str, float | str]:
+    """Median wall time of `litmus --version` and `litmus validate probes/` (in the repo)."""
+    litmus = Litmus(1).command(tmp, "")[0]
+    figures: dict[str, float | str] = {}
+    for label, argv in (("litmus --version", [litmus, "--version"]),
+                        ("litmus validate probes/", [litmus, "validate", "probes/"])):
+        runs = [measure(argv, REPO_DIR, env, tmp / "startup.log") for _ in range(repeat)]
+        if runs[0].exit_code != 0:
+            figures[label] = f"exit {runs[0].exit_code}: {runs[0].output.strip().splitlines()[-1:]}"
+        else:
+            figures[label] = statistics.median(run.wall_s for run in runs)
+    return figures
+
+
+def print_report(series: list[Series], tools: list[Tool], sizes: list[int], startup: dict, loads: list) -> None:
+    print()
+    print(f"machine: {os.cpu_count()} CPUs; load average before {loads[0]:.2f}, after {loads[1]:.2f} "
+          "(other processes share these cores: compare ratios within this run)")
+    print("concurrency: " + "; ".join(f"{tool.name} {tool.concurrency}" for tool in tools))
+    print()
+    header = (f"{'N':>5}  {'tool':<7} {'median wall s':>13} {'min s':>6} {'steps/s':>8} {'peak RSS MB':>11} "
+              f"{'CPU s':>6} {'failures found/expected':>24}")
+    print(header)
+    print("-" * len(header))
+    for item in series:
+        wall = item.median("wall_s")
+        found = ",".join(str(count) for count in sorted(set(item.found)))
+        verdict = "ok" if item.failures_exact else "WRONG"
+        print(f"{item.size:>5}  {item.tool:<7} {wall:>13.3f} {min(r.wall_s for r in item.runs):>6.2f} "
+              f"{item.size / wall:>8.0f} {item.median('peak_rss_mb'):>11.1f} {item.median('cpu_s'):>6.2f} "
+              f"{found + '/' + str(item.expected_failures) + ' ' + verdict:>24}")
+    for item in series:
+        if not item.failures_exact:
+            print(f"note: {item.tool} at N={item.size} reported {sorted(set(item.found))} failures where "
+                  f"{item.expected_failures} were expected (rerun with --keep to read its log)")
+    print()
+    by_key = {(item.tool, item.size): item for item in series}
+    names = [tool.name for tool in tools]
+    if "litmus" in names and "stepci" in names:
+        for size in sizes:
+            ratio = by_key["litmus", size].median("wall_s") / by_key["stepci", size].median("wall_s")
+            print(f"N={size}: litmus wall / Step CI wall = {ratio:.2f} (target <= 0.50)")
+    if len(sizes) >= 2:
+        small, large = min(sizes), max(sizes)
+        for name in names:
+            lo, hi = by_key[name, small], by_key[name, large]
+            wall_ratio = hi.median("wall_s") / lo.median("wall_s")
+            rss_per_step = (hi.median("peak_rss_mb") - lo.median("peak_rss_mb")) * 1024 / (large - small)
+            print(f"{name}: wall N={large}/N={small} = {wall_ratio:.2f} (linear = {large / small:.2f}); "
+                  f"peak RSS grows {rss_per_step:.1f} KiB per extra step")
+    for label, value in startup.items():
+        shown = f"{value:.3f} s (target < 0.2 s)" if isinstance(value, float) else value
+        print(f"startup, median: {label}: {shown}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="200,1000", help="comma-separated probe counts N (default 200,1000)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed repetitions per tool and size (default 5)")
+    parser.add_argument("--concurrency", type=int, default=16,
+                        help="requests in flight for Litmus and Step CI (default 16; Newman is sequential)")
+    parser.add_argument("--fail-every", type=int, default=10,
+                        help="every k-th probe expects a wrong id, so N/k failures are expected (0: none; default 10)")
+    parser.add_argument("--tools", default="litmus,stepci,newman", help="which tools to run (default all three)")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (generated files, logs) and print it")
+    parser.add_argument("--setup", action="store_true", help="install nginx (apt-get) and the npm tools (npm ci) first")
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    every_tool = {"litmus": Litmus(args.concurrency), "stepci": StepCI(args.concurrency), "newman": Newman()}
+    tools = [every_tool[name] for name in args.tools.split(",")]
+
+    nginx_binary = check_prerequisites(args.setup)
+    tmp = Path(tempfile.mkdtemp(prefix="litmus-bench-"))
+    tmp.chmod(0o755)  # nginx workers drop root privileges and must still read the documents
+    env = child_env()
+    nginx = None
+    try:
+        www = tmp / "www"
+        all_cases = {size: bench_cases.make_cases(size, args.fail_every) for size in sizes}
+        bench_cases.write_documents(all_cases[max(sizes)], www)
+        nginx = Nginx(nginx_binary, tmp, www)
+        nginx.wait_ready(all_cases[max(sizes)][0].path)
+        print(f"nginx 1 worker on {nginx.base_url}; temp dir {tmp}")
+
+        series = []
+        for size in sizes:
+            work = tmp / f"n{size}"
+            work.mkdir()
+            for tool in tools:
+                tool.prepare(all_cases[size], work, nginx.base_url)
+                series.append(Series(tool.name, size, bench_cases.expected_failures(all_cases[size])))
+
+        loads = [os.getloadavg()[0]]
+        for tool in tools:  # warm-up (page cache, node module loading), not counted
+            run_once(tool, tmp / f"n{min(sizes)}", nginx.base_url, env)
+        for repetition in range(args.repeat):
+            # Rotate the order each repetition so slow drifts in machine load spread over all tools.
+            shift = repetition % len(tools)
+            for size in sizes:
+                for tool in tools[shift:] + tools[:shift]:
+                    result, found = run_once(tool, tmp / f"n{size}", nginx.base_url, env)
+                    item = next(s for s in series if s.tool == tool.name and s.size == size)
+                    item.runs.append(result)
+                    item.found.append(found)
+                    print(f"  rep {repetition + 1}/{args.repeat} N={size} {tool.name:<7} {result.wall_s:6.2f} s "
+                          f"{result.peak_rss_mb:6.1f} MB  failures {found}", flush=True)
+        startup = measure_startup(10, env, tmp)
+        loads.append(os.getloadavg()[0])
+        print_report(series, tools, sizes, startup, loads)
+        # Only Litmus' own miscount fails the script; the others' are findings, printed above.
+        return 0 if all(item.failures_exact for item in series if item.tool == "litmus") else 1
+    finally:
+        if nginx:
+            nginx.stop()
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
