@@ -11,3 +11,9 @@ SPEC = AssertionSpec(
         "ignore_case": FieldSpec("boolean", "compare case-insensitively"),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.assertions._common import body_search
+
+    return body_search(assertion, ctx, negate=True)

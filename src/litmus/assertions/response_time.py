@@ -10,3 +10,13 @@ SPEC = AssertionSpec(
         "max_ms": FieldSpec("number", "the limit in milliseconds", required=True, minimum=0),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.assertions._common import failed, mismatch, passed
+
+    limit = assertion.params["max_ms"]
+    elapsed = round(ctx.response.elapsed_ms, 1)
+    if ctx.response.elapsed_ms <= limit:
+        return passed(assertion, f"{elapsed} ms within {limit} ms")
+    return failed(assertion, [mismatch("elapsed_ms", limit, elapsed, f"took {elapsed} ms, limit {limit} ms")])

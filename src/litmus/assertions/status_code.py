@@ -10,3 +10,21 @@ SPEC = AssertionSpec(
         "expected": FieldSpec("status", "an int, a list of ints, or a class like \"2xx\"", required=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.assertions._common import failed, mismatch, passed
+
+    expected = assertion.params["expected"]
+    status = ctx.response.status
+    wanted = expected if isinstance(expected, list) else [expected]
+    if any(_status_matches(status, w) for w in wanted):
+        return passed(assertion, f"status {status}")
+    shown = " or ".join(str(w) for w in wanted)
+    return failed(assertion, [mismatch("status", expected, status, f"expected status {shown}, got {status}")])
+
+
+def _status_matches(status: int, wanted) -> bool:
+    if isinstance(wanted, str):  # a class like "2xx"
+        return str(status)[0] == wanted[0] and len(wanted) == 3 and wanted[1:].lower() == "xx"
+    return status == wanted

@@ -1,0 +1,144 @@
+"""Helpers the deterministic evaluators share: outcomes, JSON-aware comparison, value descriptions."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from litmus.model import Assertion
+from litmus.results import AssertionOutcome, AssertionStatus, Mismatch
+
+# A mismatch's `actual` may be a whole response object: past this many characters of JSON it is
+# recorded as a cut string instead, so results stay small.
+VALUE_LIMIT = 1024
+_SHOW_LIMIT = 80
+
+
+def outcome(assertion: Assertion, status: AssertionStatus, reason: str,
+            mismatches: Iterable[Mismatch] = ()) -> AssertionOutcome:
+    return AssertionOutcome(
+        type=assertion.type, status=status, reason=reason, line=assertion.pos.line,
+        column=assertion.pos.column, name=assertion.name, mismatches=list(mismatches),
+    )
+
+
+def passed(assertion: Assertion, reason: str) -> AssertionOutcome:
+    return outcome(assertion, "passed", reason)
+
+
+def failed(assertion: Assertion, mismatches: list[Mismatch]) -> AssertionOutcome:
+    """A failure whose one-line reason is the first mismatch (`$.a.b: expected ..., got ...`)."""
+    first = mismatches[0]
+    reason = f"{first.path}: {first.reason}"
+    if len(mismatches) > 1:
+        reason += f" (and {len(mismatches) - 1} more)"
+    return outcome(assertion, "failed", reason, mismatches)
+
+
+def errored(assertion: Assertion, reason: str, path: str = "$") -> AssertionOutcome:
+    return outcome(assertion, "error", reason, [Mismatch(path=path, expected=None, actual=None, reason=reason)])
+
+
+def mismatch(path: str, expected: Any, actual: Any, reason: str) -> Mismatch:
+    return Mismatch(path=path, expected=bounded(expected), actual=bounded(actual), reason=reason)
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def has_type(value: Any, expected: str) -> bool:
+    """JSON Schema's notion: every integer is a number, and 1.0 is an integer."""
+    actual = json_type(value)
+    if expected == "number":
+        return actual in ("integer", "number")
+    if expected == "integer":
+        return actual == "integer" or (actual == "number" and float(value).is_integer())
+    return actual == expected
+
+
+def show(value: Any) -> str:
+    """A value as JSON, cut to one short line."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 1] + "…"
+
+
+def describe(value: Any) -> str:
+    """`string "12.50"`, `integer 3`, `null`, `array of 2 items`: what a reason says was found."""
+    kind = json_type(value)
+    if kind == "null":
+        return "null"
+    if kind == "array":
+        return f"array of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if kind == "object":
+        return f"object {show(value)}"
+    return f"{kind} {show(value)}"
+
+
+def bounded(value: Any) -> Any:
+    if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > VALUE_LIMIT):
+        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+        if len(text) > VALUE_LIMIT:
+            return text[:VALUE_LIMIT] + f"… ({len(text)} characters)"
+    return value
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep equality as JSON sees it: `true` is not `1`, `1` equals `1.0`."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if is_number(a) and is_number(b):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+@lru_cache(maxsize=1024)
+def regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
+    """`contains` (negate=False) and `not_contains` (negate=True) on the body text."""
+    value = ctx.render(assertion.params["value"])
+    value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = ctx.response.text
+    if assertion.params.get("ignore_case"):
+        at = text.casefold().find(value.casefold())
+    else:
+        at = text.find(value)
+    found = at >= 0
+    if found != negate:
+        return passed(assertion, f"body {'does not contain' if negate else 'contains'} {show(value)}")
+    if negate:
+        context = text[max(0, at - 40): at + len(value) + 40]
+        reason = f"body contains {show(value)} at character {at}: {show(context)}"
+        return failed(assertion, [mismatch("$", None, context, reason)])
+    return failed(assertion, [mismatch("$", value, text[:200], f"body does not contain {show(value)}")])
