@@ -1,0 +1,63 @@
+"""Reports rendered from a results document: one module per format, one registry.
+
+Every reporter is a pure function `render(result: RunResult, **options) -> str` reading only the
+`RunResult` (`litmus.results`); `write_reports` is the one place that writes files. `litmus run`
+and `litmus report results.json` both call it, so any past run renders exactly as it did.
+Options (see `litmus.report.options.Options`): repository, server_url, sha (links to probe
+lines), category (SARIF), artifact_url (linked when findings are cut for size).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from litmus.results import RunResult
+
+
+@dataclass(frozen=True)
+class Format:
+    module: str
+    filename: str
+    description: str
+
+
+# format name -> reporter. Adding a format = one module + one line here.
+FORMATS: dict[str, Format] = {
+    "sarif": Format("litmus.report.sarif", "litmus.sarif", "SARIF 2.1.0 for GitHub code scanning"),
+    "junit": Format("litmus.report.junit", "junit.xml", "JUnit XML for test reporters"),
+    "markdown": Format("litmus.report.markdown", "comment.md", "the sticky PR comment (65,536 characters at most)"),
+    "html": Format("litmus.report.html", "report.html", "a self-contained HTML report with full excerpts"),
+    "summary": Format("litmus.report.summary", "summary.md", "the job summary for $GITHUB_STEP_SUMMARY (1 MiB)"),
+}
+
+
+class UnknownFormat(ValueError):
+    pass
+
+
+def check_formats(formats: list[str] | None) -> list[str]:
+    chosen = list(FORMATS) if formats is None else formats
+    unknown = [name for name in chosen if name not in FORMATS]
+    if unknown:
+        raise UnknownFormat(f"unknown report format {', '.join(map(repr, unknown))}: choose from {', '.join(FORMATS)}")
+    return chosen
+
+
+def render(name: str, result: RunResult, **options) -> str:
+    return importlib.import_module(FORMATS[check_formats([name])[0]].module).render(result, **options)
+
+
+def write_reports(result: RunResult, out_dir: Path, formats: list[str] | None = None, **options) -> dict[str, Path]:
+    """Render each format (default: all) into out_dir; returns format name -> file written."""
+    chosen = check_formats(formats)
+    texts = {name: render(name, result, **options) for name in chosen}  # render all before writing any
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, text in texts.items():
+        path = out_dir / FORMATS[name].filename
+        path.write_text(text, encoding="utf-8")
+        paths[name] = path
+    return paths

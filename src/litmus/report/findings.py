@@ -1,0 +1,331 @@
+"""Findings: what every reporter lists, derived from a `RunResult` and nothing else.
+
+A finding is one thing a reviewer must look at:
+- an assertion outcome that `failed`, could not be evaluated (`error`) or `needs_review`;
+- a step that got no response (transport error; its assertions are `skipped`, not findings);
+- a flow run whose judge-based Intent Evaluation failed, errored or needs review. A failed
+  *deterministic* Intent Evaluation is not a finding of its own: it only restates the failed
+  assertions of that run, which are findings already.
+
+The same assertion failing in several runs (`runs: N`) of one flow and scenario is ONE finding
+that lists the run indexes: code scanning would fold identical alerts on one line anyway, and a
+reviewer wants "failed in 2 of 3 runs", not the same table three times. Each scenario is its own
+finding, so the identity (suite, flow, step, assertion, scenario) is unique per finding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from litmus.results import (
+    AssertionOutcome,
+    FlowRunResult,
+    IntentEvaluation,
+    JudgeRecord,
+    RequestExcerpt,
+    RunResult,
+    StepResult,
+    SuiteResult,
+)
+
+TRANSPORT_ERROR = "transport_error"
+INTENT_EVALUATION = "intent_evaluation"
+NEEDS_REVIEW = "needs_review"
+
+Level = Literal["error", "warning"]
+
+# SARIF level (and the icon every format shows) by what happened. A failure is a defect of the
+# target; an outcome that could not be evaluated or that judges could not decide is a warning:
+# a human must look, but it does not claim the target is wrong.
+LEVELS: dict[str, Level] = {
+    "failed": "error", "transport_error": "error", "error": "warning", "needs_review": "warning",
+}
+ICONS = {"failed": "❌", "transport_error": "🔌", "error": "⚠️", "needs_review": "🧐", "passed": "✅", "skipped": "⏭️"}
+
+
+@dataclass
+class Finding:
+    rule: str  # an assertion type, TRANSPORT_ERROR, INTENT_EVALUATION or NEEDS_REVIEW
+    kind: str  # "failed", "error", "needs_review" or "transport_error": decides the level
+    suite: SuiteResult
+    flow_run: FlowRunResult  # the first run it occurred in (its details are shown)
+    step: StepResult | None  # None for Intent Evaluation findings
+    outcome: AssertionOutcome | None  # None for transport errors and Intent Evaluations
+    line: int
+    column: int
+    identity: str  # "suite / flow / step / assertion / rule / scenario", never line numbers
+    order: tuple
+    runs: list[int] = field(default_factory=list)
+    total_runs: int = 0
+
+    @property
+    def level(self) -> Level:
+        return LEVELS[self.kind]
+
+    @property
+    def icon(self) -> str:
+        return ICONS[self.kind]
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.identity.encode("utf-8")).hexdigest()[:32]
+
+    @property
+    def intent(self) -> IntentEvaluation:
+        return self.flow_run.intent_evaluation
+
+    @property
+    def scenario(self) -> str | None:
+        return self.flow_run.scenario
+
+    @property
+    def label(self) -> str:
+        """What failed, in a few words: the assertion's name or type, or the kind of problem."""
+        if self.outcome is not None:
+            return self.outcome.name or self.outcome.type
+        return "no response" if self.rule == TRANSPORT_ERROR else "Intent Evaluation"
+
+    @property
+    def _judged(self) -> AssertionOutcome | IntentEvaluation | None:
+        """What carries the score and judge record: the assertion, the Intent Evaluation, or nothing."""
+        if self.outcome is not None:
+            return self.outcome
+        return self.intent if self.step is None else None
+
+    @property
+    def judge(self) -> JudgeRecord | None:
+        return self._judged.judge if self._judged else None
+
+    @property
+    def score(self) -> float | None:
+        return self._judged.score if self._judged else None
+
+    @property
+    def threshold(self) -> float | None:
+        return self._judged.threshold if self._judged else None
+
+    @property
+    def reason(self) -> str:
+        if self.outcome is not None:
+            return self.outcome.reason
+        if self.rule == TRANSPORT_ERROR:
+            return self.step.error or "no response"
+        return self.intent.reason
+
+    @property
+    def where(self) -> str:
+        """suite › flow › step, the grouping every report uses."""
+        parts = [self.suite.name, self.flow_run.flow] + ([self.step.name] if self.step else [])
+        return " › ".join(parts)
+
+    def runs_text(self) -> str:
+        if self.total_runs <= 1:
+            return ""
+        listed = ", ".join(str(i) for i in self.runs)
+        return f"{len(self.runs)} of {self.total_runs} runs (run {listed})"
+
+
+def _assertion_keys(step: StepResult) -> list[str]:
+    """A stable key per assertion of a step: its name, else its type and ordinal among that type."""
+    seen: Counter[str] = Counter()
+    keys = []
+    for outcome in step.assertions:
+        if outcome.name:
+            keys.append(f"name={outcome.name}")
+        else:
+            keys.append(f"{outcome.type}#{seen[outcome.type]}")
+            seen[outcome.type] += 1
+    return keys
+
+
+def collect(result: RunResult) -> list[Finding]:
+    """All findings, ordered suite › flow › step › assertion › scenario (the order of the probe file)."""
+    findings: dict[str, Finding] = {}
+    for suite_index, suite in enumerate(result.suites):
+        _collect_suite(suite_index, suite, findings)
+    return sorted(findings.values(), key=lambda f: f.order)
+
+
+def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Finding]) -> None:
+    flow_order: dict[str, int] = {}
+    step_order: dict[tuple[str, str], int] = {}
+    scenario_order: dict[str | None, int] = {}
+    runs_per: Counter[tuple[str, str | None]] = Counter()
+    for flow_run in suite.flow_runs:
+        flow_order.setdefault(flow_run.flow, len(flow_order))
+        scenario_order.setdefault(flow_run.scenario, len(scenario_order))
+        runs_per[flow_run.flow, flow_run.scenario] += 1
+
+    def add(rule, kind, flow_run, step, outcome, line, column, key, position):
+        step_name = step.name if step else ""
+        identity = " / ".join([suite.name, flow_run.flow, step_name, key, rule, flow_run.scenario or ""])
+        finding = findings.get(identity)
+        if finding is None:
+            order = (suite_index, flow_order[flow_run.flow], *position, scenario_order[flow_run.scenario])
+            finding = findings[identity] = Finding(
+                rule, kind, suite, flow_run, step, outcome, line, column, identity, order,
+                total_runs=runs_per[flow_run.flow, flow_run.scenario],
+            )
+        elif LEVELS[kind] == "error" and finding.level != "error":
+            # A failure in any run outranks an error in another: show the failing run.
+            finding.kind, finding.flow_run, finding.step, finding.outcome = kind, flow_run, step, outcome
+        finding.runs.append(flow_run.run_index)
+
+    for flow_run in suite.flow_runs:
+        intent = flow_run.intent_evaluation
+        if intent.status in ("error", "needs_review") or (intent.status == "failed" and intent.method == "judge"):
+            rule = NEEDS_REVIEW if intent.status == "needs_review" else INTENT_EVALUATION
+            add(rule, intent.status, flow_run, None, None, flow_run.line, 1, "intent", (-1, 0))
+        for step in flow_run.steps:
+            step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order))
+            if step.status == "error" and step.error:
+                add(TRANSPORT_ERROR, "transport_error", flow_run, step, None, step.line, 1, "transport",
+                    (step_index, -1))
+            for index, (outcome, key) in enumerate(zip(step.assertions, _assertion_keys(step), strict=True)):
+                if outcome.status in ("failed", "error", "needs_review"):
+                    rule = NEEDS_REVIEW if outcome.status == "needs_review" else outcome.type
+                    add(rule, outcome.status, flow_run, step, outcome, outcome.line, outcome.column, key,
+                        (step_index, index))
+
+
+# ---- text pieces shared by the reporters (plain text; each format escapes them itself) ----
+
+def show(value: Any, limit: int = 300) -> str:
+    """A mismatch value as a reviewer should read it: strings as they are, anything else as JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tier_name(record: JudgeRecord, index: int) -> str:
+    tier = record.tiers[index]
+    return f"tier {index + 1} ({tier.provider}/{tier.model}{', cached' if tier.cached else ''})"
+
+
+def judge_text(finding: Finding) -> str | None:
+    """Score against threshold, which tier decided (or that none could), without the reason."""
+    record = finding.judge
+    if record is None or not record.tiers:
+        return None
+    score = "no score" if finding.score is None else f"score {finding.score:g}"
+    threshold = "" if finding.threshold is None else f" vs threshold {finding.threshold:g}"
+    last = len(record.tiers) - 1
+    if finding.kind == "needs_review":
+        decided = f"no tier could decide (last: {tier_name(record, last)})"
+    else:
+        decided = f"decided by {tier_name(record, last)}"
+    if record.escalated and last > 0:
+        first = record.tiers[0]
+        first_score = "unparseable" if first.score is None else f"score {first.score:g}"
+        decided += f", escalated from {tier_name(record, 0)} at {first_score}"
+    return f"{score}{threshold}, {decided}"
+
+
+def judge_reason(finding: Finding) -> str | None:
+    record = finding.judge
+    if record is None or not record.tiers:
+        return None
+    return record.tiers[-1].reason or None
+
+
+def summary_sentence(finding: Finding) -> str:
+    """The key point in one sentence: used as SARIF message start, JUnit message and comment line."""
+    outcome = finding.outcome
+    if finding.rule == TRANSPORT_ERROR:
+        request = finding.step.request
+        target = f"{request.method} {request.url}" if request else finding.step.name
+        return f"{target} got no response: {finding.reason}"
+    if finding.kind == "error":
+        return f"{finding.label} could not be evaluated: {finding.reason}"
+    if finding.kind == "needs_review":
+        return f"{finding.label} needs human review: {finding.reason}"
+    if outcome is not None and outcome.mismatches:
+        first = outcome.mismatches[0]
+        more = len(outcome.mismatches) - 1
+        tail = f" (+{more} more mismatch{'es' if more > 1 else ''})" if more else ""
+        return (f"{finding.label} failed at {first.path}: expected {show(first.expected, 80)}, "
+                f"got {show(first.actual, 80)}{tail}")
+    if finding.score is not None and finding.threshold is not None:
+        return f"{finding.label} failed: score {finding.score:g} below threshold {finding.threshold:g}"
+    return f"{finding.label} failed: {finding.reason}"
+
+
+def context_text(finding: Finding) -> str:
+    """Where and how often: flow › step, scenario, runs."""
+    parts = [finding.where]
+    if finding.scenario:
+        parts.append(f"scenario {finding.scenario}")
+    if finding.runs_text():
+        parts.append(finding.runs_text())
+    return ", ".join(parts)
+
+
+def response_text(step: StepResult) -> str:
+    if step.response is None:
+        return f"no response ({step.error})" if step.error else "no response"
+    return f"{step.response.status} in {step.response.elapsed_ms:g} ms"
+
+
+def curl_command(request: RequestExcerpt, body_limit: int | None = None) -> str:
+    """A shell-quoted curl reproducing the (already redacted) request."""
+    argv = ["curl"]
+    if request.method.upper() != "GET":
+        argv += ["-X", request.method.upper()]
+    argv.append(request.url)
+    for name, value in request.headers.items():
+        argv += ["-H", f"{name}: {value}"]
+    if request.body is not None:
+        body = request.body if body_limit is None else clip(request.body, body_limit)
+        argv += ["--data-raw", body]
+    command = shlex.join(argv)
+    if request.body_truncated or (body_limit is not None and request.body and len(request.body) > body_limit):
+        command += "  # body shortened in the results: see report.html / results.json"
+    return command
+
+
+@dataclass
+class SuiteStats:
+    runs_passed: int
+    runs_total: int
+    assertions: Counter
+    judge_calls: int
+    judge_cached: int
+    judge_escalated: int
+    judge_needs_review: int
+    judge_tokens: int
+
+
+def suite_stats(suite: SuiteResult) -> SuiteStats:
+    """Per-suite counts. Judge figures come from the judge records of its outcomes and intent evaluations."""
+    assertions: Counter[str] = Counter()
+    records: list[JudgeRecord] = []
+    needs_review = 0
+    for flow_run in suite.flow_runs:
+        intent = flow_run.intent_evaluation
+        needs_review += intent.status == "needs_review"
+        if intent.judge:
+            records.append(intent.judge)
+        for step in flow_run.steps:
+            for outcome in step.assertions:
+                assertions[outcome.status] += 1
+                if outcome.judge:
+                    records.append(outcome.judge)
+    tiers = [tier for record in records for tier in record.tiers]
+    return SuiteStats(
+        runs_passed=sum(run.intent_evaluation.status == "passed" for run in suite.flow_runs),
+        runs_total=len(suite.flow_runs),
+        assertions=assertions,
+        judge_calls=sum(not tier.cached for tier in tiers),
+        judge_cached=sum(tier.cached for tier in tiers),
+        judge_escalated=sum(record.escalated for record in records),
+        judge_needs_review=needs_review + assertions["needs_review"],
+        judge_tokens=sum(tier.input_tokens + tier.output_tokens for tier in tiers),
+    )

@@ -1,0 +1,150 @@
+"""JUnit XML (`junit.xml`) for test reporters (mikepenz/action-junit-report, EnricoMi, dorny, Jenkins).
+
+- A `<testsuite>` per suite (`file` = the probe file), a `<testcase>` per flow run × step: classname
+  `suite.flow`, name `step [scenario S, run N]`, `file` and `line` = the step's line in the probe file
+  (what the annotation reporters read), time = the response time in seconds (3 decimals at most).
+- Plus one `<testcase>` per flow run for its Intent Evaluation (name `intent evaluation [...]`, at the
+  flow's line): it is what decides the suite verdict.
+- `<failure type=RULE message=...>` per failed (or needs_review) assertion, the mismatch table as
+  text in its body; `<error>` when the step got no response or an assertion could not be evaluated;
+  `<skipped message=...>` for a skipped step, with the reasons. The request/response excerpt goes to
+  `<system-out>`.
+- Suite counts are junit-xml's: testcases with a failure, with an error, skipped (a testcase with two
+  failing assertions counts once in `failures` and carries two `<failure>` elements).
+
+Built with junit-xml; we then drop its `disabled` attribute and write times with 3 decimals, both of
+which the Jenkins junit-10 XSD requires. Characters XML 1.0 cannot hold are written as visible
+escapes (`\\x1b`) before they reach the document.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from junit_xml import TestCase, TestSuite
+
+from litmus.report import findings as fd
+from litmus.report.markdown_text import visible
+from litmus.report.options import Options
+from litmus.results import AssertionOutcome, FlowRunResult, IntentEvaluation, RunResult, StepResult, SuiteResult
+
+BODY_LIMIT = 20_000
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _run_label(flow_run: FlowRunResult) -> str:
+    scenario = f"scenario {flow_run.scenario}, " if flow_run.scenario else ""
+    return f"[{scenario}run {flow_run.run_index}]"
+
+
+def _mismatch_table(outcome: AssertionOutcome) -> str:
+    rows = [("path", "expected", "actual", "reason")]
+    rows += [(m.path, fd.show(m.expected, 80), fd.show(m.actual, 80), fd.clip(m.reason, 200))
+             for m in outcome.mismatches]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(" | ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip() for row in rows)
+
+
+def _judge_lines(record, score, threshold) -> list[str]:
+    if record is None:
+        return []
+    lines = [f"judge: score {score} vs threshold {threshold}, escalated: {record.escalated}"]
+    for index, tier in enumerate(record.tiers):
+        lines.append(f"  tier {index + 1} {tier.provider}/{tier.model} score {tier.score} "
+                     f"cached {tier.cached}: {tier.reason}")
+    return lines
+
+
+def _outcome_body(outcome: AssertionOutcome, step: StepResult, suite: SuiteResult) -> str:
+    lines = [f"{suite.file}:{outcome.line}:{outcome.column}: {outcome.type}: {outcome.reason}"]
+    if outcome.mismatches:
+        lines += ["", _mismatch_table(outcome)]
+    judge = _judge_lines(outcome.judge, outcome.score, outcome.threshold)
+    if judge:
+        lines += ["", *judge]
+    if step.request is not None:
+        lines += ["", "reproduce:", fd.curl_command(step.request, 2_000)]
+    return fd.clip("\n".join(lines), BODY_LIMIT)
+
+
+def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult) -> TestCase:
+    case = TestCase(
+        f"{step.name} {_run_label(flow_run)}", classname=f"{suite.name}.{flow_run.flow}",
+        elapsed_sec=(step.response.elapsed_ms / 1000) if step.response else 0.0,
+        file=suite.file, line=str(step.line), allow_multiple_subelements=True,
+    )
+    if step.status == "error" and step.error:
+        request = f"{step.request.method} {step.request.url}: " if step.request else ""
+        case.add_error_info(f"no response: {step.error}", f"{request}{step.error}", fd.TRANSPORT_ERROR)
+    for outcome in step.assertions:
+        label = outcome.name or outcome.type
+        if outcome.status == "failed":
+            case.add_failure_info(f"{label}: {outcome.reason}", _outcome_body(outcome, step, suite), outcome.type)
+        elif outcome.status == "needs_review":
+            case.add_failure_info(f"{label} needs human review: {outcome.reason}",
+                                  _outcome_body(outcome, step, suite), fd.NEEDS_REVIEW)
+        elif outcome.status == "error":
+            case.add_error_info(f"{label} could not be evaluated: {outcome.reason}",
+                                _outcome_body(outcome, step, suite), outcome.type)
+    if step.status == "skipped":
+        reasons = sorted({o.reason for o in step.assertions if o.status == "skipped"}) or ["skipped"]
+        case.add_skipped_info("; ".join(reasons))
+    if step.request is not None:
+        case.stdout = f"{step.request.method} {step.request.url} -> {fd.response_text(step)}"
+        if step.response is not None and step.response.body:
+            case.stdout += "\n\n" + fd.clip(step.response.body, 4_000)
+    return case
+
+
+def _intent_case(suite: SuiteResult, flow_run: FlowRunResult) -> TestCase:
+    intent: IntentEvaluation = flow_run.intent_evaluation
+    case = TestCase(f"intent evaluation {_run_label(flow_run)}", classname=f"{suite.name}.{flow_run.flow}",
+                    elapsed_sec=0.0, file=suite.file, line=str(flow_run.line), allow_multiple_subelements=True)
+    body = "\n".join([f"{suite.file}:{flow_run.line}: {intent.method} intent evaluation: {intent.reason}",
+                      *_judge_lines(intent.judge, intent.score, intent.threshold)])
+    if intent.status == "failed":
+        case.add_failure_info(f"intent not achieved: {intent.reason}", body, fd.INTENT_EVALUATION)
+    elif intent.status == "needs_review":
+        case.add_failure_info(f"intent evaluation needs human review: {intent.reason}", body, fd.NEEDS_REVIEW)
+    elif intent.status == "error":
+        case.add_error_info(f"intent could not be evaluated: {intent.reason}", body, fd.INTENT_EVALUATION)
+    return case
+
+
+def _clean(element: ET.Element) -> None:
+    """XML-safe text everywhere; junit-10 XSD: no `disabled`, times with at most 3 decimals."""
+    element.attrib.pop("disabled", None)
+    for key, value in element.attrib.items():
+        element.set(key, visible(value))
+    if "time" in element.attrib:
+        element.set("time", _seconds(float(element.get("time"))))
+    if element.text:
+        element.text = visible(element.text)
+    for child in element:
+        _clean(child)
+
+
+def render(result: RunResult, **options) -> str:
+    Options(**options)  # same options as every reporter; JUnit needs none of them
+    root = ET.Element("testsuites", {"name": "litmus"})
+    totals = dict.fromkeys(("tests", "failures", "errors"), 0)
+    time = 0.0
+    for suite in result.suites:
+        cases = []
+        for flow_run in suite.flow_runs:
+            cases += [_step_case(suite, flow_run, step) for step in flow_run.steps]
+            cases.append(_intent_case(suite, flow_run))
+        element = TestSuite(suite.name, cases, timestamp=result.run.started_at, file=suite.file).build_xml_doc()
+        _clean(element)
+        root.append(element)
+        for key in totals:
+            totals[key] += int(element.get(key))
+        time += sum(case.elapsed_sec for case in cases)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", _seconds(time))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,189 @@
+"""SARIF 2.1.0 (`litmus.sarif`) for GitHub code scanning: findings as alerts on the probe lines.
+
+- One run (one tool, one category: `automationDetails.id` = "<category>/", so several Litmus runs,
+  e.g. per environment, can be uploaded for one commit without replacing each other).
+- One rule per assertion type, plus `transport_error`, `intent_evaluation` and `needs_review`.
+- One result per finding (see `litmus.report.findings`: runs of one flow and scenario failing the
+  same assertion are one result listing the runs). Level: `error` for a failure or no response,
+  `warning` for an outcome that could not be evaluated or that needs human review; `note` is used
+  only for the notification saying results were cut.
+- Exactly one location: the probe file, repository-relative with `uriBaseId: %SRCROOT%`, at the
+  assertion's line and column (a step's line for a transport error, a flow's for its Intent
+  Evaluation).
+- `partialFingerprints["litmusFinding/v1"]`: a hash of suite, flow, step, assertion and scenario,
+  never line numbers, so the identity survives edits above it. `primaryLocationLineHash` is left to
+  `upload-sarif`, which computes it from the checked-out file.
+- GitHub keeps only the 5,000 most severe results of a run (and rejects more than 25,000): past
+  `MAX_RESULTS` results are dropped deterministically (errors before warnings, then file order) and
+  a `note` notification in `invocations[0]` plus `properties.litmus.omittedResults` say how many.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from litmus.assertions import REGISTRY, spec
+from litmus.report import findings as fd
+from litmus.report.options import Options
+from litmus.results import RunResult
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+MAX_RESULTS = 5_000  # GitHub displays at most this many per run
+MESSAGE_LIMIT = 2_000
+MISMATCHES_IN_PROPERTIES = 20
+DESCRIPTION_LIMIT = 1_024  # GitHub's cap for short and full descriptions
+
+_SPECIAL_RULES = {
+    fd.TRANSPORT_ERROR: (
+        "A request got no response",
+        "The step's request got no response at all: connection refused or reset, DNS failure, TLS error or "
+        "timeout. The step's assertions are skipped and the flow run stops.",
+        "Check that the target is up and reachable from the runner at the base URL the run used, and that "
+        "the step's timeout_ms leaves it enough time. Reproduce with the curl command in the PR comment.",
+        "error",
+    ),
+    fd.INTENT_EVALUATION: (
+        "A flow run did not achieve the suite's intent",
+        "A judge read the suite's intent and the flow run's transcript (requests, responses, assertion "
+        "outcomes) and scored the run below the judge threshold.",
+        "Read the judge's reason in the PR comment or report.html; the transcript excerpts show what the "
+        "target answered. Fix the target, or the intent if it no longer says what users need.",
+        "error",
+    ),
+    fd.NEEDS_REVIEW: (
+        "The judges could not decide: a human must review",
+        "An LLM judge's score fell inside the escalation band around the threshold (or its verdict could not "
+        "be parsed) and no further tier decided. The outcome counts as not passed and is never silently passed.",
+        "Read the response and every judge tier's score and reason in report.html and decide. A clearer rubric "
+        "or a second judge tier (judge.escalation) makes such outcomes rarer.",
+        "warning",
+    ),
+}
+
+
+def _rule(rule_id: str) -> dict:
+    if rule_id in _SPECIAL_RULES:
+        short, full, help_text, level = _SPECIAL_RULES[rule_id]
+        tags = ["litmus"]
+    else:
+        assertion = spec(rule_id)
+        short = f"{rule_id} assertion failed: {assertion.doc.rstrip('.')}"
+        fields = "; ".join(f"{name}: {field.doc}" for name, field in assertion.fields.items()) or "none"
+        kind = "an LLM judge" if assertion.llm_based else "a deterministic check (same input, same result)"
+        full = f"A `{rule_id}` assertion of a probe step did not pass. It is {kind}. {assertion.doc} Fields: {fields}."
+        help_text = (
+            f"{assertion.doc} The alert's message lists each mismatch: the path in the response (or scenario data), "
+            "what was expected, what came back and why. Fix the target, or the assertion at this line if the "
+            "expectation is wrong. The PR comment has a curl command reproducing the request."
+        )
+        level = "error"
+        tags = ["litmus", assertion.family]
+    return {
+        "id": rule_id,
+        "name": "".join(part.capitalize() for part in rule_id.split("_")),
+        "shortDescription": {"text": fd.clip(short, DESCRIPTION_LIMIT)},
+        "fullDescription": {"text": fd.clip(full, DESCRIPTION_LIMIT)},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": tags, "precision": "high", "problem.severity": level},
+    }
+
+
+RULE_IDS = [*REGISTRY, *_SPECIAL_RULES]
+
+
+def _message(finding: fd.Finding) -> str:
+    lines = [fd.summary_sentence(finding).rstrip(".") + "."]
+    if finding.outcome is not None:
+        for mismatch in finding.outcome.mismatches[1:MISMATCHES_IN_PROPERTIES]:
+            lines.append(f"{mismatch.path}: expected {fd.show(mismatch.expected, 80)}, "
+                         f"got {fd.show(mismatch.actual, 80)} ({fd.clip(mismatch.reason, 120)}).")
+    judge = fd.judge_text(finding)
+    if judge:
+        reason = fd.judge_reason(finding)
+        lines.append(f"Judge: {judge}." + (f" {fd.clip(reason, 400)}" if reason else ""))
+    lines.append(f"In {fd.context_text(finding)}.")
+    return fd.clip(" ".join(lines), MESSAGE_LIMIT)
+
+
+def _properties(finding: fd.Finding) -> dict:
+    data = {
+        "suite": finding.suite.name,
+        "flow": finding.flow_run.flow,
+        "step": finding.step.name if finding.step else None,
+        "scenario": finding.scenario,
+        "status": finding.kind,
+        "runs": finding.runs,
+        "totalRuns": finding.total_runs,
+        "reason": fd.clip(finding.reason, 1_000),
+    }
+    step = finding.step
+    if step is not None and step.request is not None:
+        data["request"] = {"method": step.request.method, "url": step.request.url}
+    if step is not None and step.response is not None:
+        data["response"] = {"status": step.response.status, "elapsedMs": step.response.elapsed_ms}
+    if finding.outcome is not None and finding.outcome.mismatches:
+        data["mismatches"] = [
+            {"path": m.path, "expected": fd.show(m.expected), "actual": fd.show(m.actual),
+             "reason": fd.clip(m.reason, 300)}
+            for m in finding.outcome.mismatches[:MISMATCHES_IN_PROPERTIES]
+        ]
+    if finding.score is not None:
+        data["score"] = finding.score
+        data["threshold"] = finding.threshold
+    judge = fd.judge_text(finding)
+    if judge:
+        data["judge"] = judge
+    return {"litmus": data}
+
+
+def _result(finding: fd.Finding, rule_index: dict[str, int]) -> dict:
+    return {
+        "ruleId": finding.rule,
+        "ruleIndex": rule_index[finding.rule],
+        "level": finding.level,
+        "message": {"text": _message(finding)},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": quote(finding.suite.file), "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": finding.line, "startColumn": finding.column, "endLine": finding.line},
+            },
+        }],
+        "partialFingerprints": {"litmusFinding/v1": finding.fingerprint},
+        "properties": _properties(finding),
+    }
+
+
+def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> str:
+    opts = Options(**options)
+    findings = fd.collect(result)
+    kept = findings
+    if len(findings) > max_results:
+        by_severity = sorted(range(len(findings)), key=lambda i: (findings[i].level != "error", i))
+        kept = [findings[i] for i in sorted(by_severity[:max_results])]
+    omitted = len(findings) - len(kept)
+    rule_index = {rule_id: index for index, rule_id in enumerate(RULE_IDS)}
+    driver = {"name": "Litmus", "rules": [_rule(rule_id) for rule_id in RULE_IDS]}
+    if result.tool.version:
+        driver["semanticVersion"] = result.tool.version
+    invocation = {"executionSuccessful": not result.run.interrupted,
+                  "startTimeUtc": result.run.started_at, "endTimeUtc": result.run.finished_at}
+    if omitted:
+        invocation["toolExecutionNotifications"] = [{
+            "level": "note",
+            "message": {"text": f"{omitted} of {len(findings)} findings were left out: GitHub code scanning shows "
+                                f"at most {max_results:,} results per run. Every finding is in report.html and "
+                                "results.json."},
+        }]
+    run = {
+        "tool": {"driver": driver},
+        "automationDetails": {"id": opts.category.strip("/") + "/"},
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root."}}},
+        "columnKind": "utf16CodeUnits",
+        "invocations": [invocation],
+        "results": [_result(finding, rule_index) for finding in kept],
+        "properties": {"litmus": {"verdict": result.verdict, "findings": len(findings), "omittedResults": omitted}},
+    }
+    log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

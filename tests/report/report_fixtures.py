@@ -1,0 +1,42 @@
+"""Shared helpers of the report tests: the fixed results document and a generator of huge runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from litmus.results import (
+    AssertionOutcome,
+    FlowRunResult,
+    IntentEvaluation,
+    Mismatch,
+    RequestExcerpt,
+    ResponseExcerpt,
+    RunInfo,
+    RunResult,
+    StepResult,
+    SuiteResult,
+)
+
+HERE = Path(__file__).parent
+RESULTS = HERE / "results.json"
+GOLDEN = HERE / "golden"
+SCHEMAS = HERE.parent / "schemas"
+
+
+def many_failures(count: int, per_step: int = 10) -> RunResult:
+    """A run with `count` distinct failing json_path outcomes, each with a mismatch."""
+    steps = []
+    for s in range(count // per_step):
+        assertions = [
+            AssertionOutcome("json_path", "failed", f"value {s}-{a} differs", 10 + a, 7,
+                             name=f"check {s}-{a}",
+                             mismatches=[Mismatch(f"$.items[{a}].price", a, a + 1, "not equal")])
+            for a in range(per_step)
+        ]
+        steps.append(StepResult(f"step {s}", 9, "failed", request=RequestExcerpt("GET", f"https://t.example/items/{s}"),
+                                response=ResponseExcerpt(200, 3.0), assertions=assertions))
+    flow_run = FlowRunResult("big flow", 5, 0, IntentEvaluation("failed", "deterministic", "assertions failed"),
+                             steps=steps)
+    suite = SuiteResult("Huge", "probes/huge.yaml", 1, 100, 0.0, "failed", flow_runs=[flow_run])
+    return RunResult(run=RunInfo("https://t.example", "2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z"),
+                     verdict="failed", suites=[suite])

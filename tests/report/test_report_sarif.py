@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import json
+
+from jsonschema import Draft4Validator
+from report_fixtures import SCHEMAS
+
+from litmus.report import render
+from litmus.report.findings import collect
+
+
+def sarif(result, **options):
+    return json.loads(render("sarif", result, **options))
+
+
+def test_valid_against_the_oasis_schema(result):
+    schema = json.loads((SCHEMAS / "sarif-2.1.0.json").read_text("utf-8"))
+    errors = list(Draft4Validator(schema).iter_errors(sarif(result)))
+    assert errors == []
+
+
+def test_within_github_rules(result):
+    log = sarif(result)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    assert run["automationDetails"]["id"] == "litmus/"
+    rules = run["tool"]["driver"]["rules"]
+    ids = [rule["id"] for rule in rules]
+    assert len(ids) == len(set(ids))
+    assert {"json_path", "tone", "transport_error", "intent_evaluation", "needs_review"} <= set(ids)
+    for rule in rules:
+        assert 0 < len(rule["shortDescription"]["text"]) <= 1024
+        assert 0 < len(rule["fullDescription"]["text"]) <= 1024
+        assert rule["help"]["text"] and len(rule["name"]) <= 255
+        assert len(rule["properties"]["tags"]) <= 10
+    fingerprints = set()
+    for res in run["results"]:
+        assert ids[res["ruleIndex"]] == res["ruleId"]
+        assert len(res["locations"]) == 1
+        location = res["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert not location["artifactLocation"]["uri"].startswith(("/", "file:"))
+        assert location["region"]["startLine"] >= 1 and location["region"]["startColumn"] >= 1
+        assert "primaryLocationLineHash" not in res["partialFingerprints"]
+        fingerprints.add(res["partialFingerprints"]["litmusFinding/v1"])
+    assert len(fingerprints) == len(run["results"])
+
+
+def test_one_result_per_finding_with_documented_levels(result):
+    run = sarif(result)["runs"][0]
+    by_rule = {}
+    for res in run["results"]:
+        by_rule.setdefault(res["ruleId"], []).append(res)
+    assert len(run["results"]) == len(collect(result)) == 8
+    assert [r["level"] for r in by_rule["transport_error"]] == ["error"]
+    assert [r["level"] for r in by_rule["needs_review"]] == ["warning"]
+    assert [r["level"] for r in by_rule["json_path"]] == ["error", "warning"]  # failed; could not be evaluated
+    # The key point comes first: which path, what was expected, what came back.
+    failed = by_rule["json_path"][0]
+    assert failed["message"]["text"].startswith("json_path failed at $.order.status: expected delayed, got shipped")
+    assert failed["properties"]["litmus"]["runs"] == [0, 1]
+    region = failed["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (32, 11)
+    spaced = by_rule["schema"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert spaced == "probes/users%20api.yaml"
+
+
+def test_fingerprints_do_not_depend_on_line_numbers(result):
+    before = {r["partialFingerprints"]["litmusFinding/v1"] for r in sarif(result)["runs"][0]["results"]}
+    for suite in result.suites:
+        for flow_run in suite.flow_runs:
+            flow_run.line += 3
+            for step in flow_run.steps:
+                step.line += 3
+                for outcome in step.assertions:
+                    outcome.line += 3
+    after = {r["partialFingerprints"]["litmusFinding/v1"] for r in sarif(result)["runs"][0]["results"]}
+    assert before == after
+
+
+def test_category_option_sets_automation_details(result):
+    run = sarif(result, category="api-probes/staging/")["runs"][0]
+    assert run["automationDetails"]["id"] == "api-probes/staging/"
