@@ -1,0 +1,66 @@
+"""Check probe files without running anything, and report every problem with its position.
+
+Finds *.yaml and *.yml files under PATHS (default probes/), recursively. A file whose top level
+is a mapping without `suite:` is not a suite (shared schema files, data) and is skipped; any other
+YAML file that is not a valid suite is an error. Each problem is printed like a compiler's:
+
+  probes/chat.yaml:14:17: error: unknown assertion type 'json_pth' (did you mean 'json_path'?)
+     14 |         - type: json_pth
+        |                 ^^^^^^^^
+
+then a summary line, e.g. "3 suites, 7 flows, 41 assertions: OK".
+
+Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
+{{ secrets.X }}) is a warning here: validate works locally without the CI secrets.
+
+Exit status: 0 valid (warnings allowed), 2 any error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["probes/"], metavar="PATHS",
+                        help="probe files or directories to check (default: probes/)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: compiler-style messages on stderr and a summary on stdout (default); "
+                             "json: one JSON document on stdout, for machines")
+
+
+def run(args: argparse.Namespace) -> int:
+    from litmus.errors import ProbeError
+    from litmus.load import load_suites
+
+    try:
+        result = load_suites(args.paths, strict_env=False)
+    except ProbeError as exc:
+        errors = [d for d in exc.diagnostics if d.severity == "error"]
+        warnings = [d for d in exc.diagnostics if d.severity == "warning"]
+        summary = f"{_count(len(errors), 'error')}, {_count(len(warnings), 'warning')}: FAILED"
+        return _report(args.format, exc.diagnostics, summary, ok=False)
+    suites = result.suites
+    flows = [flow for suite in suites for flow in suite.flows]
+    assertions = sum(len(step.assertions) for flow in flows for step in flow.steps)
+    summary = f"{_count(len(suites), 'suite')}, {_count(len(flows), 'flow')}, {_count(assertions, 'assertion')}: OK"
+    if result.warnings:
+        summary += f" ({_count(len(result.warnings), 'warning')})"
+    return _report(args.format, result.warnings, summary, ok=True)
+
+
+def _report(fmt: str, diagnostics: list, summary: str, *, ok: bool) -> int:
+    if fmt == "json":
+        document = {"ok": ok, "summary": summary, "diagnostics": [d.to_json() for d in diagnostics]}
+        print(json.dumps(document, indent=2))
+    else:
+        for diagnostic in diagnostics:
+            print(diagnostic.render(), file=sys.stderr)
+        print(summary)
+    return 0 if ok else 2
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

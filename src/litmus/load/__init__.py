@@ -1,0 +1,131 @@
+"""The probe loader: YAML files in, validated `Suite`s out, or every problem with its position.
+
+    result = load_suites(["probes/"])          # LoadResult(suites, warnings)
+
+Every file is checked even after one fails; `ProbeError` carries the diagnostics of all files
+(errors, and the warnings found alongside them). A `.yaml`/`.yml` file whose top level is a
+mapping without `suite:` is not a suite and is skipped silently; any other file that cannot be
+read as such a mapping is reported, since it might have been meant as a suite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from litmus.errors import Diagnostic, Position, ProbeError
+from litmus.load.diagnostics import Collector, Span
+from litmus.load.source import SourceError, read_yaml
+from litmus.model import Suite
+
+SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class LoadResult:
+    suites: list[Suite] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The enclosing git work tree of `start` (default: the current directory), else `start` itself."""
+    start = Path(start or Path.cwd()).resolve()
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return start
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """The YAML files under `paths` (directories searched recursively, hidden ones skipped), sorted.
+
+    A path given explicitly as a file is returned whatever its suffix. Raises ProbeError for
+    paths that do not exist.
+    """
+    found: list[Path] = []
+    missing = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for directory, subdirs, files in os.walk(path):
+                subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+                found.extend(Path(directory, name) for name in sorted(files) if name.endswith(SUFFIXES))
+        elif path.exists():
+            found.append(path)
+        else:
+            missing.append(Diagnostic("error", "no such file or directory", Position(str(raw), 1, 1)))
+    if missing:
+        raise ProbeError(missing)
+    return list(dict.fromkeys(found))
+
+
+def load_suites(paths: list[str | Path], *, root: Path | None = None,
+                environ: Mapping[str, str] = os.environ, strict_env: bool = True) -> LoadResult:
+    """Load and validate every suite under `paths`.
+
+    `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
+    and `Suite.file` / positions are relative to it. With `strict_env` (litmus run) a missing
+    `env.`/`secrets.` variable is an error; without (litmus validate) a warning.
+    """
+    root = Path(root).resolve() if root else repo_root()
+    files = discover(paths)
+    explicit = {Path(p) for p in paths if not Path(p).is_dir()}
+    collector = Collector()
+    suites: list[Suite] = []
+    names: dict[str, Suite] = {}
+    for path in files:
+        suite = _load_file(path, root, collector, environ, strict_env, warn_if_not_suite=path in explicit)
+        if suite is None:
+            continue
+        if suite.name in names:
+            first = names[suite.name]
+            collector.error(Span(suite.at("name"), len(suite.name)),
+                            f"duplicate suite name '{suite.name}' (also in {first.file}:{first.at('name').line}); "
+                            "suite names must be unique across the run")
+            continue
+        names[suite.name] = suite
+        suites.append(suite)
+    if collector.errors:
+        raise ProbeError(sorted(collector.diagnostics, key=_order))
+    return LoadResult(suites, sorted(collector.warnings, key=_order))
+
+
+def _order(diagnostic: Diagnostic) -> tuple:
+    return diagnostic.position.path, diagnostic.position.line, diagnostic.position.column
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
+               *, warn_if_not_suite: bool) -> Suite | None:
+    from litmus.load.suite import SuiteBuilder
+
+    display = _display(path, root)
+    start = Span(Position(display, 1, 1))
+    errors_before = collector.count_errors()
+    try:
+        item = read_yaml(path, display, collector)
+    except SourceError as exc:
+        collector.error(exc.span, exc.message)
+        return None
+    if item is None:
+        collector.error(start, "the file is empty; a probe suite is a mapping with 'version: 1' and 'suite:'")
+        return None
+    if not isinstance(item.value, dict):
+        kind = "a list" if isinstance(item.value, list) else "a single value"
+        collector.error(item.span, f"the top level is {kind}; a probe suite is a mapping with 'version: 1' "
+                                   "and 'suite:'")
+        return None
+    if "suite" not in item.value:
+        if warn_if_not_suite:
+            collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
+        return None
+    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env).build()
+    return suite if collector.count_errors() == errors_before else None

@@ -1,0 +1,71 @@
+"""Checks of values that must mean something: regexes, JSONPaths, JSON Schemas, referenced files.
+
+Each returns an error message (None when fine). jsonpath-ng and jsonschema are imported only here,
+on first use, so files that need neither load without paying for them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from litmus.templating import TEMPLATE
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why `pattern` is not a valid regex. Templates stand for literal text (inserted escaped)."""
+    try:
+        re.compile(TEMPLATE.sub("x", pattern))
+    except re.error as exc:
+        return f"invalid regular expression: {exc}"
+    return None
+
+
+def jsonpath_error(expr: str) -> str | None:
+    if TEMPLATE.search(expr):
+        return "templates are not allowed in a JSONPath (filter on the value with an assertion instead)"
+    try:
+        compile_jsonpath(expr)
+    except Exception as exc:  # jsonpath-ng raises bare Exception (and its own) for syntax errors
+        return f"invalid JSONPath {expr!r}: {exc}"
+    return None
+
+
+@cache
+def compile_jsonpath(expr: str) -> Any:
+    """The compiled JSONPath (jsonpath-ng's extended dialect: filters like `[?(@.price > 5)]`)."""
+    from jsonpath_ng.ext import parse
+
+    return parse(expr)
+
+
+def json_schema_error(schema: Any) -> str | None:
+    from jsonschema import exceptions, validators
+
+    if not isinstance(schema, (dict, bool)):
+        return "a JSON Schema must be a mapping (or true/false)"
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where = "".join(f"[{p!r}]" for p in exc.absolute_path)
+        return f"invalid JSON Schema{' at ' + where if where else ''}: {exc.message}"
+    return None
+
+
+def resolve_inside(relative: str, base_dir: Path, root: Path) -> tuple[Path | None, str | None]:
+    """`relative` resolved against `base_dir`: (path, None), or (None, why it is not allowed)."""
+    if not relative:
+        return None, "the path is empty"
+    if os.path.isabs(relative) or re.match(r"^[A-Za-z]:[\\/]", relative):
+        return None, f"'{relative}' must be a path relative to the suite file, not an absolute path"
+    # realpath follows symlinks: a link inside the repository pointing outside it is refused too.
+    target = Path(os.path.realpath(base_dir / relative))
+    if not target.is_relative_to(os.path.realpath(root)):
+        return None, f"'{relative}' resolves outside the repository root ({root})"
+    if not target.is_file():
+        return None, f"file '{relative}' does not exist (looked for {target})"
+    return target, None

@@ -1,0 +1,63 @@
+"""Collecting positioned diagnostics while loading: every problem of every file, not only the first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from litmus.errors import Diagnostic, Position, Severity
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where something is in a source file: its start and how many characters to underline."""
+
+    pos: Position
+    length: int = 0
+
+
+class Collector:
+    """Gathers diagnostics for all files of a load; knows each file's lines to show the source."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self._lines: dict[str, list[str]] = {}
+        self._seen: set[tuple[str, Position, str]] = set()
+
+    def add_source(self, path: str, text: str) -> None:
+        self._lines[path] = text.splitlines()
+
+    def error(self, span: Span, message: str) -> None:
+        self.add("error", span, message)
+
+    def warning(self, span: Span, message: str) -> None:
+        self.add("warning", span, message)
+
+    def add(self, severity: Severity, span: Span, message: str) -> None:
+        # The same request template can be checked once per step it is merged into (defaults):
+        # report each problem once.
+        key = (severity, span.pos, message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        lines = self._lines.get(span.pos.path)
+        line = lines[span.pos.line - 1] if lines and 0 < span.pos.line <= len(lines) else None
+        self.diagnostics.append(Diagnostic(severity, message, span.pos, span.length, line))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    def count_errors(self) -> int:
+        return len(self.errors)
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """` (did you mean 'x'?)` when a close candidate exists, else ''."""
+    import difflib  # only needed when something is wrong
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -1,0 +1,236 @@
+"""Reading a YAML file into a positioned tree, refusing anything unsafe or ambiguous.
+
+PyYAML's safe loader composes the document into nodes, which keep their marks; we then build our
+own `Item` tree from the nodes so every value keeps its position. On the way we reject what PyYAML
+would accept silently or dangerously: files over `MAX_FILE_BYTES`, non-UTF-8 or binary content,
+duplicate mapping keys (PyYAML keeps the last one), nesting deeper than `MAX_DEPTH`, alias expansion
+past `MAX_ALIAS_NODES` (the "billion laughs" file), recursive aliases, and tags other than the core
+YAML ones.
+
+Decisions (documented in docs/probe-format.md): mapping keys are always strings (their source
+text: JSON needs string keys, and `on:`/`yes:` keys stay words); YAML timestamps stay strings
+(`eta: 2026-12-03` is the text "2026-12-03", as it would be in a JSON body); `<<` merge keys work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from litmus.errors import Position
+from litmus.load.diagnostics import Collector, Span
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000
+
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_MERGE = _CORE + "merge"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_constructor = yaml.constructor.SafeConstructor()
+
+
+class SourceError(Exception):
+    """The file cannot be read as YAML; carries the one positioned reason."""
+
+    def __init__(self, span: Span, message: str) -> None:
+        super().__init__(message)
+        self.span = span
+        self.message = message
+
+
+@dataclass(eq=False)
+class Item:
+    """A YAML value with its position. Mappings hold `dict[str, Item]`, sequences `list[Item]`."""
+
+    value: Any
+    span: Span
+    # For mappings: each key as an Item (its value is the key text), for "unknown key" messages.
+    keys: dict[str, Item] = field(default_factory=dict)
+
+    @property
+    def pos(self) -> Position:
+        return self.span.pos
+
+    def plain(self) -> Any:
+        """The value as plain Python data (dicts, lists, scalars)."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+def read_yaml(path: Path, display: str, collector: Collector) -> Item | None:
+    """The file's document as an Item (None for an empty document); SourceError if unreadable."""
+    start = Span(Position(display, 1, 1))
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SourceError(start, f"file is {size / 1048576:.1f} MiB; probe files are limited to "
+                                     f"{MAX_FILE_BYTES // 1048576} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(start, f"cannot read file: {exc.strerror or exc}") from None
+    return parse_yaml(data, display, collector)
+
+
+def parse_yaml(data: bytes, display: str, collector: Collector) -> Item | None:
+    text = _decode(data, display)
+    collector.add_source(display, text)
+    node = _compose(text, display)
+    if node is None:
+        return None
+    return _Builder(display, text, collector).build(node)
+
+
+def _decode(data: bytes, display: str) -> str:
+    if b"\0" in data:
+        raise SourceError(_span_at(data.decode("utf-8", "replace"), data.index(b"\0"), display),
+                          "file is binary (it contains NUL bytes), not YAML text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8", "replace")
+        raise SourceError(_span_at(prefix, len(prefix), display),
+                          f"file is not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)") from None
+    return text.removeprefix("\ufeff")
+
+
+def _span_at(text: str, index: int, display: str) -> Span:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return Span(Position(display, line, column), 1)
+
+
+def _compose(text: str, display: str) -> yaml.Node | None:
+    try:
+        _check_depth(text, display)
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise SourceError(Span(Position(display, line, column), 1), f"invalid YAML: {message}") from None
+    except yaml.reader.ReaderError as exc:
+        raise SourceError(_span_at(text, exc.position, display),
+                          f"invalid YAML: character {exc.character!r} is not allowed") from None
+    except yaml.YAMLError as exc:
+        raise SourceError(Span(Position(display, 1, 1)), f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise SourceError(Span(Position(display, 1, 1)), f"invalid YAML: nested deeper than {MAX_DEPTH}") from None
+
+
+def _check_depth(text: str, display: str) -> None:
+    """Refuse deep nesting before composing: libyaml's composer recurses in C and would crash."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SourceError(Span(_pos(event.start_mark, display), 1),
+                                  f"the document nests deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _pos(mark: yaml.Mark, display: str) -> Position:
+    return Position(display, mark.line + 1, mark.column + 1)
+
+
+class _Builder:
+    """Turns composed nodes into Items, expanding aliases within a budget."""
+
+    def __init__(self, display: str, text: str, collector: Collector) -> None:
+        self.display = display
+        self.collector = collector
+        self.lines = text.splitlines()
+        self.seen: set[int] = set()
+        self.alias_nodes = 0
+        self.active: set[int] = set()
+
+    def span(self, node: yaml.Node) -> Span:
+        start, end = node.start_mark, node.end_mark
+        pos = _pos(start, self.display)
+        if end.line == start.line:
+            length = end.column - start.column
+        else:
+            line = self.lines[start.line] if start.line < len(self.lines) else ""
+            length = len(line) - start.column
+        return Span(pos, max(1, length))
+
+    def build(self, node: yaml.Node, expanding: bool = False) -> Item:
+        if id(node) in self.seen:
+            expanding = True  # this node was reached through an alias
+        self.seen.add(id(node))
+        if expanding:
+            self.alias_nodes += 1
+            if self.alias_nodes > MAX_ALIAS_NODES:
+                raise SourceError(self.span(node), f"aliases expand to more than {MAX_ALIAS_NODES} values "
+                                                   "(an alias bomb?); write the data out instead")
+        if id(node) in self.active:
+            raise SourceError(self.span(node), "an alias refers to a value that contains it (recursive alias)")
+        if isinstance(node, yaml.ScalarNode):
+            return Item(self.scalar(node), self.span(node))
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                self.check_tag(node, _CORE + "seq")
+                return Item([self.build(child, expanding) for child in node.value], self.span(node))
+            self.check_tag(node, _CORE + "map")
+            return self.mapping(node, expanding)
+        finally:
+            self.active.discard(id(node))
+
+    def check_tag(self, node: yaml.Node, expected: str) -> None:
+        if node.tag != expected:
+            self.collector.error(self.span(node), f"unsupported YAML tag {node.tag!r}")
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag not in _SCALAR_TAGS:
+            self.collector.error(self.span(node), f"unsupported YAML tag {node.tag!r}")
+            return node.value
+        if node.tag.endswith(":timestamp"):
+            return node.value
+        try:
+            return _constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError):
+            self.collector.error(self.span(node), f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[1]}")
+            return node.value
+
+    def mapping(self, node: yaml.MappingNode, expanding: bool) -> Item:
+        values: dict[str, Item] = {}
+        keys: dict[str, Item] = {}
+        merged: dict[str, tuple[Item, Item]] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                for source in self.merge_sources(value_node, expanding):
+                    for name, value in source.value.items():
+                        merged.setdefault(name, (source.keys[name], value))
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.collector.error(self.span(key_node), "mapping keys must be plain scalars (text or numbers)")
+                continue
+            name = key_node.value
+            if name in values:
+                first = keys[name].pos
+                self.collector.error(self.span(key_node), f"duplicate key '{name}' (first at line {first.line})")
+                continue
+            keys[name] = Item(name, self.span(key_node))
+            values[name] = self.build(value_node, expanding)
+        for name, (key, value) in merged.items():
+            if name not in values:
+                keys[name], values[name] = key, value
+        return Item(values, self.span(node), keys)
+
+    def merge_sources(self, node: yaml.Node, expanding: bool) -> list[Item]:
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        items = [self.build(n, expanding) for n in nodes]
+        for item in items:
+            if not isinstance(item.value, dict):
+                self.collector.error(item.span, "a '<<' merge key takes a mapping or a list of mappings")
+        return [item for item in items if isinstance(item.value, dict)]

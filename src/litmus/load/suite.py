@@ -1,0 +1,536 @@
+"""Building a validated `Suite` from one file's positioned YAML tree.
+
+Every problem is recorded in the collector (the build goes on, so one run reports all of a file's
+problems); the caller discards the suite when the collector holds errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from litmus.assertions import all_specs
+from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.load import checks
+from litmus.load.diagnostics import Collector, did_you_mean
+from litmus.load.fields import Fields, describe
+from litmus.load.source import Item, SourceError, parse_yaml
+from litmus.load.templates import Scope, check_templates
+from litmus.model import (
+    MISSING,
+    Assertion,
+    Context,
+    Extraction,
+    Flow,
+    Request,
+    Retry,
+    Scenario,
+    Step,
+    Suite,
+    SuiteJudge,
+)
+from litmus.templating import TEMPLATE
+
+SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
+              "context", "flows")
+REQUEST_KEYS = ("method", "url", "headers", "query", "json", "body", "form", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "query", "timeout_ms", "follow_redirects")
+STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
+FLOW_KEYS = ("name", "runs", "steps")
+SCENARIO_KEYS = ("id", "data", "data_file", "reference_response", "reference_response_file")
+COMMON_ASSERTION_KEYS = ("type", "name", "on_failure")
+LLM_ASSERTION_KEYS = ("threshold", "select")
+EXTRACTION_KINDS = ("json_path", "header", "regex", "status")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+ON_FAILURE = ("continue", "stop_request", "stop_flow")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+STATUS_CLASS = re.compile(r"[1-5]xx")
+# A type's own field whose name collides with a common key cannot be written in the same mapping:
+# json_path's `type` predicate is written `json_type` (stored in params under its spec name).
+SPELLINGS = {("json_path", "type"): "json_type"}
+
+
+def yaml_key(spec: AssertionSpec, name: str) -> str:
+    """How field `name` of `spec` is written in a probe file."""
+    return SPELLINGS.get((spec.type, name), name)
+
+
+class SuiteBuilder:
+    def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
+                 environ: Mapping[str, str], strict_env: bool) -> None:
+        self.item = item
+        self.file = file
+        self.abs_path = abs_path
+        self.root = root
+        self.c = collector
+        self.environ = environ
+        self.strict_env = strict_env
+        self.specs = all_specs()
+
+    def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
+        """The mapping's Fields, or None (error recorded) when `item` is not a mapping."""
+        if not isinstance(item.value, dict):
+            self.c.error(item.span, f"{where} must be a mapping, not {describe(item.value)}")
+            return None
+        return Fields(item, where, allowed, self.c)
+
+    def items(self, f: Fields, name: str, *, required: bool = False) -> list[Item]:
+        """A list field's Items (a non-empty list when `required`)."""
+        item = f.raw(name)
+        if item is None:
+            if required:
+                f.error(f.item, f"{f.where} needs '{name}' (a list with at least one entry)")
+            return []
+        if not isinstance(item.value, list):
+            f.error(item, f"'{name}' must be a list, not {describe(item.value)}")
+            return []
+        if required and not item.value:
+            f.error(item, f"'{name}' must have at least one entry")
+        return item.value
+
+    # -- suite ---------------------------------------------------------------------------------
+
+    def build(self) -> Suite:
+        f = Fields(self.item, "the suite", SUITE_KEYS, self.c)
+        version = f.raw("version")
+        if version is None:
+            f.error(self.item, "the suite needs 'version: 1'")
+        elif version.value != 1 or isinstance(version.value, bool):
+            f.error(version, f"unsupported version {describe(version.value)}: this Litmus reads version 1")
+        name = f.take("suite", "string", required=True, default="", nonempty=True)
+        base_url = f.take("base_url", "string", default=None)
+        if base_url is not None:
+            self.check_base_url(f, base_url)
+        variables = self.variables(f)
+        context = self.context(f)
+        scenarios = None if context is None else [(s.id, s.data) for s in context.scenarios]
+        scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios)
+        defaults_item = f.raw("defaults")
+        defaults = None
+        if defaults_item is not None:
+            df = self.fields(defaults_item, "'defaults'", DEFAULTS_KEYS)
+            defaults = self.request(df, defaults_item, None, is_defaults=True) if df else None
+        judge_item = f.raw("judge")
+        judge = None
+        if judge_item is not None and (jf := self.fields(judge_item, "'judge'", ("threshold",))):
+            judge = SuiteJudge(judge_item.pos, jf.field_pos, jf.take("threshold", "number", default=None,
+                                                                       minimum=0, maximum=100))
+        flows = []
+        seen: dict[str, Item] = {}
+        for flow_item in self.items(f, "flows", required=True):
+            flow = self.flow(flow_item, scope, defaults, defaults_item, seen)
+            if flow:
+                flows.append(flow)
+        return Suite(
+            pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path,
+            version=1, intent=f.take("intent", "string", default=None),
+            pass_threshold=f.take("pass_threshold", "number", default=100, minimum=0, maximum=100),
+            base_url=base_url, defaults=defaults, variables=variables, judge=judge, context=context,
+            flows=tuple(flows),
+        )
+
+    def check_base_url(self, f: Fields, base_url: str) -> None:
+        item = f.raw("base_url")
+        if TEMPLATE.search(base_url):
+            f.error(item, "templates are not allowed in 'base_url' (use --base-url or the action input)")
+        elif not re.match(r"https?://[^/\s]+", base_url):
+            f.error(item, f"'base_url' must be an absolute http:// or https:// URL, not {base_url!r}")
+
+    def variables(self, f: Fields) -> dict[str, Any]:
+        item = f.raw("variables")
+        if item is None:
+            return {}
+        if not isinstance(item.value, dict):
+            f.error(item, f"'variables' must be a mapping of names to values, not {describe(item.value)}")
+            return {}
+        for key, key_item in item.keys.items():
+            if not IDENTIFIER.fullmatch(key):
+                f.error(key_item, f"variable name '{key}' must be letters, digits and _ (not starting with a digit)")
+        for value in item.value.values():
+            self.no_templates(value, "'variables' are plain values: templates are not rendered in them")
+        return item.plain()
+
+    def no_templates(self, item: Item, message: str) -> None:
+        if isinstance(item.value, (dict, list)):
+            for child in item.value.values() if isinstance(item.value, dict) else item.value:
+                self.no_templates(child, message)
+        elif isinstance(item.value, str) and TEMPLATE.search(item.value):
+            self.c.error(item.span, message)
+
+    # -- context and scenarios -----------------------------------------------------------------
+
+    def context(self, f: Fields) -> Context | None:
+        item = f.raw("context")
+        if item is None:
+            return None
+        cf = self.fields(item, "'context'", ("name", "scenarios"))
+        if cf is None:
+            return None
+        name = cf.take("name", "string", default=None)
+        scenarios = []
+        seen: dict[str, Item] = {}
+        for scenario_item in self.items(cf, "scenarios", required=True):
+            scenario = self.scenario(scenario_item, seen)
+            if scenario:
+                scenarios.append(scenario)
+        return Context(item.pos, cf.field_pos, name, tuple(scenarios))
+
+    def scenario(self, item: Item, seen: dict[str, Item]) -> Scenario | None:
+        f = self.fields(item, "a scenario", SCENARIO_KEYS)
+        if f is None:
+            return None
+        scenario_id = f.take("id", "string", required=True, default="", nonempty=True)
+        self.unique(f, "id", scenario_id, seen, "scenario id")
+        self.at_most_one(f, ("data", "data_file"))
+        self.at_most_one(f, ("reference_response", "reference_response_file"))
+        data = f.raw("data").plain() if f.has("data") else None
+        if f.has("data"):
+            self.no_templates(f.raw("data"), "scenario data is plain data: templates are not rendered in it")
+        data_file = f.take("data_file", "string", default=None)
+        if data_file is not None:
+            data = self.data_file(f, data_file)
+        reference = f.take("reference_response", "string", default=None)
+        reference_file = f.take("reference_response_file", "string", default=None)
+        if reference_file is not None:
+            path = self.referenced_file(f, "reference_response_file", reference_file)
+            reference = self.read_text(f, "reference_response_file", path) if path else None
+        return Scenario(item.pos, f.field_pos, scenario_id, data, reference, data_file, reference_file)
+
+    def data_file(self, f: Fields, relative: str) -> Any:
+        path = self.referenced_file(f, "data_file", relative)
+        if path is None:
+            return None
+        return self.read_data(f, "data_file", path)
+
+    def referenced_file(self, f: Fields, name: str, relative: str) -> Path | None:
+        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
+        if problem:
+            f.error(f.raw(name), problem)
+        return path
+
+    def read_data(self, f: Fields, name: str, path: Path) -> Any:
+        """A referenced JSON (by .json suffix) or YAML file's data; errors point into that file."""
+        display = self.display(path)
+        try:
+            if path.suffix.lower() == ".json":
+                text = self.read_text(f, name, path)
+                return None if text is None else json.loads(text)
+            item = parse_yaml(path.read_bytes(), display, self.c)
+            return None if item is None else item.plain()
+        except json.JSONDecodeError as exc:
+            f.error(f.raw(name), f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+        except SourceError as exc:
+            self.c.error(exc.span, exc.message)
+            f.error(f.raw(name), f"cannot load '{display}'")
+        except OSError as exc:
+            f.error(f.raw(name), f"cannot read '{display}': {exc.strerror or exc}")
+        return None
+
+    def read_text(self, f: Fields, name: str, path: Path) -> str | None:
+        from litmus.load.source import MAX_FILE_BYTES
+
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                f.error(f.raw(name), f"'{self.display(path)}' is larger than {MAX_FILE_BYTES // 1048576} MiB")
+                return None
+            return path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            f.error(f.raw(name), f"'{self.display(path)}' is not UTF-8 text")
+        except OSError as exc:
+            f.error(f.raw(name), f"cannot read '{self.display(path)}': {exc.strerror or exc}")
+        return None
+
+    def display(self, path: Path) -> str:
+        try:
+            return Path(path).relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    # -- flows and steps -----------------------------------------------------------------------
+
+    def flow(self, item: Item, scope: Scope, defaults: Request | None, defaults_item: Item | None,
+             seen: dict[str, Item]) -> Flow | None:
+        f = self.fields(item, "a flow", FLOW_KEYS)
+        if f is None:
+            return None
+        name = f.take("name", "string", required=True, default="", nonempty=True)
+        self.unique(f, "name", name, seen, "flow name")
+        runs = f.take("runs", "integer", default=1, minimum=1)
+        steps = []
+        step_names: dict[str, Item] = {}
+        for step_item in self.items(f, "steps", required=True):
+            step = self.step(step_item, scope, defaults, defaults_item, step_names)
+            if step is not None:
+                steps.append(step)
+                scope = scope.with_extracted({e.name for e in step.extract})
+        return Flow(item.pos, f.field_pos, name, runs, tuple(steps))
+
+    def step(self, item: Item, scope: Scope, defaults: Request | None, defaults_item: Item | None,
+             seen: dict[str, Item]) -> Step | None:
+        f = self.fields(item, "a step", STEP_KEYS)
+        if f is None:
+            return None
+        name = f.take("name", "string", required=True, default="", nonempty=True)
+        self.unique(f, "name", name, seen, "step name")
+        request_item = f.raw("request")
+        request = None
+        if request_item is None:
+            f.error(item, "a step needs 'request' (at least its 'url')")
+        elif rf := self.fields(request_item, "'request'", REQUEST_KEYS):
+            request = self.request(rf, request_item, defaults)
+            # Defaults are checked in each step's scope: they may use what earlier steps extracted.
+            for part in (request_item, defaults_item):
+                if part is not None and isinstance(part.value, dict):
+                    check_templates(part, scope, self.c)
+        extract = self.extractions(f)
+        retry = self.retry(f)
+        own = scope.with_extracted({e.name for e in extract})
+        assertions = [a for a in (self.assertion(i, own) for i in self.items(f, "assertions")) if a]
+        return Step(item.pos, f.field_pos, name, request, tuple(extract), retry, tuple(assertions))
+
+    def request(self, f: Fields, item: Item, base: Request | None, *, is_defaults: bool = False) -> Request:
+        """The request with `base` (the suite defaults) merged in: headers and query key by key, step winning."""
+        values: dict[str, Any] = {}
+        field_pos = {}
+        if base is not None:
+            values = {"headers": dict(base.headers), "query": dict(base.query), "timeout_ms": base.timeout_ms,
+                      "follow_redirects": base.follow_redirects}
+            field_pos = dict(base.field_pos)
+        if not is_defaults:
+            method = f.take("method", "string", default="GET")
+            if method.upper() not in METHODS:
+                f.error(f.raw("method"), f"unknown HTTP method {method!r}{did_you_mean(method.upper(), METHODS)}")
+            values["method"] = method.upper()
+            values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
+        for name in ("headers", "query"):
+            given = self.string_map(f, name, allow_lists=name == "query")
+            values[name] = {**values.get(name, {}), **given}
+        self.at_most_one(f, ("json", "body", "form"))
+        if f.has("json"):
+            values["json"] = f.raw("json").plain()
+        values["body"] = f.take("body", "string", default=None)
+        if f.has("form"):
+            values["form"] = self.string_map(f, "form", allow_lists=True)
+        timeout = f.take("timeout_ms", "number", default=MISSING, minimum=1)
+        if timeout is not MISSING:
+            values["timeout_ms"] = timeout
+        follow = f.take("follow_redirects", "boolean", default=MISSING)
+        if follow is not MISSING:
+            values["follow_redirects"] = follow
+        field_pos.update(f.field_pos)
+        return Request(item.pos, field_pos, **values)
+
+    def string_map(self, f: Fields, name: str, *, allow_lists: bool) -> dict[str, Any]:
+        """headers / query / form: text (or number) values; query and form may repeat a key with a list."""
+        item = f.raw(name)
+        if item is None:
+            return {}
+        if not isinstance(item.value, dict):
+            f.error(item, f"'{name}' must be a mapping, not {describe(item.value)}")
+            return {}
+        result = {}
+        for key, value in item.value.items():
+            values = value.value if allow_lists and isinstance(value.value, list) else [value]
+            bad = [v for v in values if not isinstance(v.value, (str, int, float)) or isinstance(v.value, bool)]
+            if bad:
+                kind = "text or a number" + (" (or a list of them)" if allow_lists else "")
+                f.error(bad[0], f"'{name}' value for '{key}' must be {kind}; quote it, got {describe(bad[0].value)}")
+                continue
+            plain = value.plain()
+            result[key] = plain if name != "headers" or isinstance(plain, str) else str(plain)
+        return result
+
+    def extractions(self, f: Fields) -> list[Extraction]:
+        item = f.raw("extract")
+        if item is None:
+            return []
+        if not isinstance(item.value, dict):
+            f.error(item, f"'extract' must be a mapping of variable names to extractions, not {describe(item.value)}")
+            return []
+        result = []
+        for name, value in item.value.items():
+            if not IDENTIFIER.fullmatch(name):
+                f.error(item.keys[name], f"variable name '{name}' must be letters, digits and _")
+            ef = self.fields(value, f"extraction '{name}'", (*EXTRACTION_KINDS, "group"))
+            if ef is None:
+                continue
+            given = [k for k in EXTRACTION_KINDS if ef.has(k)]
+            if len(given) != 1:
+                listed = ", ".join(EXTRACTION_KINDS)
+                what = "none" if not given else " and ".join(given)
+                ef.error(value, f"extraction '{name}' needs exactly one of {listed} (got {what})")
+                continue
+            kind = given[0]
+            expr, group = "", 0
+            if kind == "status":
+                ef.take("status", "boolean", choices=(True,))
+            else:
+                expr = ef.take(kind, "string", default="", nonempty=True)
+            if kind == "json_path" and expr and (problem := checks.jsonpath_error(expr)):
+                ef.error(ef.raw(kind), problem)
+            if kind == "regex" and expr:
+                group = self.regex_group(ef, expr)
+            elif ef.has("group"):
+                ef.error(ef.raw("group"), "'group' is only for regex extractions")
+            result.append(Extraction(value.pos, ef.field_pos, name, kind, expr, group))
+        return result
+
+    def regex_group(self, f: Fields, expr: str) -> int | str:
+        problem = checks.regex_error(expr)
+        if problem:
+            f.error(f.raw("regex"), problem)
+            return 0
+        group_item = f.raw("group")
+        if group_item is None:
+            return 0
+        group = group_item.value
+        compiled = re.compile(expr)
+        if isinstance(group, int) and not isinstance(group, bool):
+            if not 0 <= group <= compiled.groups:
+                f.error(group_item, f"the regex has {compiled.groups} group(s); group {group} does not exist")
+            return group
+        if isinstance(group, str):
+            if group not in compiled.groupindex:
+                f.error(group_item, f"the regex has no group named '{group}'")
+            return group
+        f.error(group_item, f"'group' must be a group number or name, not {describe(group)}")
+        return 0
+
+    def retry(self, f: Fields) -> Retry | None:
+        item = f.raw("retry")
+        if item is None:
+            return None
+        rf = self.fields(item, "'retry'", ("attempts", "interval_ms"))
+        if rf is None:
+            return None
+        return Retry(item.pos, rf.field_pos, rf.take("attempts", "integer", default=1, minimum=1),
+                     rf.take("interval_ms", "number", default=1000, minimum=0))
+
+    # -- assertions ----------------------------------------------------------------------------
+
+    def assertion(self, item: Item, scope: Scope) -> Assertion | None:
+        if not isinstance(item.value, dict):
+            self.c.error(item.span, f"an assertion must be a mapping with 'type', not {describe(item.value)}")
+            return None
+        type_item = item.value.get("type")
+        if type_item is None:
+            self.c.error(item.span, "an assertion needs 'type'")
+            return None
+        spec = self.specs.get(type_item.value) if isinstance(type_item.value, str) else None
+        if spec is None:
+            shown = type_item.value if isinstance(type_item.value, str) else describe(type_item.value)
+            self.c.error(type_item.span, f"unknown assertion type '{shown}'{did_you_mean(str(shown), self.specs)}")
+            return None
+        own = tuple(yaml_key(spec, name) for name in spec.fields)
+        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c)
+        f.raw("type")
+        for key in LLM_ASSERTION_KEYS:
+            if key in item.value and not spec.llm_based:
+                f.error(item.keys[key], f"'{key}' is only for LLM-based assertion types; {spec.type} is deterministic")
+        name = f.take("name", "string", default=None)
+        on_failure = f.take("on_failure", "string", default="continue", choices=ON_FAILURE)
+        threshold = f.take("threshold", "number", default=None, minimum=0, maximum=100)
+        select = f.take("select", "string", default=None)
+        if select is not None and (problem := checks.jsonpath_error(select)):
+            f.error(f.raw("select"), problem)
+        params = self.params(f, spec, scope)
+        if spec.family == "scenario" and scope.scenarios is None:
+            self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
+                                           "it will always be skipped")
+        return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params)
+
+    def params(self, f: Fields, spec: AssertionSpec, scope: Scope) -> dict[str, Any]:
+        params = {}
+        for name, field_spec in spec.fields.items():
+            key = yaml_key(spec, name)
+            item = f.raw(key)
+            if item is None:
+                if field_spec.required:
+                    f.error(f.item, f"a {spec.type} assertion needs '{key}' ({field_spec.doc})")
+                continue
+            value = self.param(f, key, item, field_spec, scope)
+            if value is not MISSING:
+                params[name] = value
+            if field_spec.templated:
+                check_templates(item, scope, self.c)
+        for names in spec.exactly_one_of:
+            group = [yaml_key(spec, name) for name in names]
+            given = [name for name in group if f.has(name)]
+            if len(given) != 1:
+                listed = ", ".join(group)
+                where = f.item if not given else f.item.keys[given[1]]
+                got = "none" if not given else " and ".join(f"'{g}'" for g in given)
+                f.error(where, f"a {spec.type} assertion needs exactly one of {listed} (got {got})")
+        return params
+
+    def param(self, f: Fields, name: str, item: Item, spec: FieldSpec, scope: Scope) -> Any:
+        kind = spec.kind
+        if kind in ("string", "number", "integer", "boolean", "list"):
+            return f.check(item, name, kind, minimum=spec.minimum, maximum=spec.maximum)
+        if kind == "choice":
+            return f.check(item, name, "string", choices=spec.choices)
+        if kind == "any":
+            return item.plain()
+        value = f.check(item, name, "mapping" if kind == "json_schema" else "string", nonempty=kind != "json_schema")
+        if value is MISSING:
+            return MISSING
+        if kind == "regex" and (problem := checks.regex_error(value)):
+            f.error(item, problem)
+        elif kind == "jsonpath" and (problem := checks.jsonpath_error(value)):
+            f.error(item, problem)
+        elif kind == "json_schema" and (problem := checks.json_schema_error(value)):
+            f.error(item, problem)
+        elif kind == "file":
+            self.schema_file(f, name, value)
+        elif kind == "variable" and (problem := self.variable_problem(value, scope)):
+            f.error(item, problem)
+        elif kind == "status" and (problem := status_problem(item.plain())):
+            f.error(item, problem)
+        return value
+
+    def schema_file(self, f: Fields, name: str, relative: str) -> None:
+        path = self.referenced_file(f, name, relative)
+        if path is None:
+            return
+        schema = self.read_data(f, name, path)
+        if schema is not None and (problem := checks.json_schema_error(schema)):
+            f.error(f.raw(name), f"'{relative}': {problem}")
+
+    def variable_problem(self, name: str, scope: Scope) -> str | None:
+        if name in scope.extracted:
+            return None
+        known = sorted(scope.extracted)
+        return f"variable '{name}' is not extracted by this step or an earlier one{did_you_mean(name, known)}"
+
+    # -- shared rules --------------------------------------------------------------------------
+
+    def unique(self, f: Fields, field: str, value: str, seen: dict[str, Item], what: str) -> None:
+        if not value:
+            return
+        item = f.raw(field)
+        if value in seen:
+            f.error(item, f"duplicate {what} '{value}' (first at line {seen[value].pos.line})")
+        else:
+            seen[value] = item
+
+    def at_most_one(self, f: Fields, names: tuple[str, ...]) -> None:
+        given = [n for n in names if f.has(n)]
+        if len(given) > 1:
+            f.error(f.item.keys[given[1]], f"give at most one of {', '.join(names)} (got {' and '.join(given)})")
+
+
+def status_problem(value: Any) -> str | None:
+    """Why `value` is not a status expectation: an int 100-599, a list of them, or a class like "2xx"."""
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        return "'expected' must list at least one status"
+    for v in values:
+        if isinstance(v, str) and STATUS_CLASS.fullmatch(v):
+            continue
+        if isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599:
+            continue
+        return f"'expected' must be a status 100-599, a list of them, or a class like \"2xx\", not {describe(v)}"
+    return None
