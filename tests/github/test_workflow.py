@@ -41,8 +41,13 @@ def test_untrusted_text_is_fenced_by_a_random_stop_token():
 
 def test_log_lines_never_read_as_commands():
     out = io.StringIO()
-    WorkflowCommands(out).log("::error::not really\nfine")
-    assert out.getvalue().splitlines() == [" ::error::not really", "fine"]
+    commands = WorkflowCommands(out)
+    commands.log("plain\nlines")
+    commands.log("  ::error::not really\nfine")
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["plain", "lines"]
+    assert lines[2].startswith("::stop-commands::") and lines[3:5] == ["  ::error::not really", "fine"]
+    assert lines[5] == "::" + lines[2].removeprefix("::stop-commands::") + "::"
 
 
 def test_group_is_closed_even_on_error():

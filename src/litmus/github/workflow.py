@@ -44,10 +44,13 @@ class WorkflowCommands:
         self.stream.flush()
 
     def log(self, text: str) -> None:
-        """A plain log line from Litmus itself (never untrusted text: use `untrusted()` for that)."""
+        """Plain log lines. Text that could read as a command (the runner trims leading spaces before
+        looking for '::') is printed with command parsing suspended."""
+        if any(line.lstrip().startswith("::") for line in text.splitlines()):
+            self.echo_untrusted(text)
+            return
         for line in text.splitlines() or [""]:
-            # A line of ours that happens to start with '::' must not read as a command.
-            self._write(" " + line if line.startswith("::") else line)
+            self._write(line)
 
     def mask(self, values: Iterable[str | None]) -> None:
         """Register secrets: the runner prints `***` for them from now on.

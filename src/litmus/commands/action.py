@@ -1,0 +1,431 @@
+"""The GitHub Action entrypoint: run the probes, write every report, then tell GitHub.
+
+Runs inside the action's container (`ENTRYPOINT ["/action/venv/bin/litmus", "action"]`). It takes no
+flags: its inputs come from the `INPUT_*` variables the runner sets from the workflow's `with:`
+(`INPUT_BASE-URL`, `INPUT_FAIL-ON`, ...; see action.yml), its context from `GITHUB_*`.
+
+In order:
+  1. masks the judge API key, the token and every `{{ secrets.NAME }}` value (`::add-mask::`)
+     before anything else is printed;
+  2. finds the pull request (pull_request / pull_request_target payload, else `refs/pull/N/merge`)
+     and its changed files (REST; `git diff` against the base when the API refuses);
+  3. waits for the preview (`wait-for`), loads and runs the suites (or, with `merge`, merges the
+     results.json of earlier shard jobs instead of running);
+  4. writes results.json and every report into `output-dir`, the outputs into $GITHUB_OUTPUT and
+     the job summary into $GITHUB_STEP_SUMMARY;
+  5. publishes a "Litmus" check run with every finding on a changed probe file as an annotation
+     (or, without `checks: write`, at most 10 error and 10 warning workflow-command annotations),
+     and creates or updates the single sticky PR comment;
+  6. exits by `fail-on`: 1 when the run failed by it, 2 on bad input, else 0. A comment or check
+     run GitHub refuses (a fork PR's read-only token) is a warning, never a failure.
+
+Try it locally, as the container would be run:
+  INPUT_BASE-URL=http://127.0.0.1:8000 INPUT_COMMENT=false GITHUB_WORKSPACE=$PWD litmus action
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import TextIO
+
+from litmus.github.api import GitHubAPIError, GitHubClient
+from litmus.github.changes import git_changed_files, pull_request_files, suites_touched
+from litmus.github.context import (
+    GitHubContext,
+    InputError,
+    read_bool_input,
+    read_choice_input,
+    read_input,
+)
+from litmus.github.envfiles import append_summary, write_outputs
+from litmus.github.findings import Finding, cap_per_level, findings, select
+from litmus.github.workflow import WorkflowCommands
+from litmus.results import RunResult
+
+FAIL_ON = ("suite", "assertion", "never")
+ANNOTATIONS = ("changed", "all", "none")
+RESULTS_FILE = "results.json"
+# The judge key given as an input reaches the judge through this variable (config `api_key_env`).
+JUDGE_KEY_VARIABLE = "LITMUS_JUDGE_API_KEY"
+
+
+class ActionFailure(Exception):
+    """Bad input or an unusable environment: reported as an error annotation, exit status 2."""
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    probes: tuple[str, ...]
+    base_url: str
+    config: str
+    judge_provider: str
+    judge_model: str
+    judge_base_url: str
+    judge_api_key: str
+    fail_on: str
+    comment: bool
+    annotations: str
+    check_run: bool
+    changed_only: bool
+    shard: tuple[int, int] | None
+    merge: tuple[str, ...]
+    output_dir: str
+    wait_for: str
+    wait_timeout: float
+    github_token: str
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
+        return cls(
+            probes=tuple(read_input(environ, "probes", "probes").split()),
+            base_url=read_input(environ, "base-url"),
+            config=read_input(environ, "config"),
+            judge_provider=read_input(environ, "judge-provider"),
+            judge_model=read_input(environ, "judge-model"),
+            judge_base_url=read_input(environ, "judge-base-url"),
+            judge_api_key=read_input(environ, "judge-api-key"),
+            fail_on=read_choice_input(environ, "fail-on", FAIL_ON, "suite"),
+            comment=read_bool_input(environ, "comment", True),
+            annotations=read_choice_input(environ, "annotations", ANNOTATIONS, "changed"),
+            check_run=read_bool_input(environ, "check-run", True),
+            changed_only=read_bool_input(environ, "changed-only", False),
+            shard=_shard(read_input(environ, "shard")),
+            merge=tuple(read_input(environ, "merge").split()),
+            output_dir=read_input(environ, "output-dir", "litmus-report"),
+            wait_for=read_input(environ, "wait-for"),
+            wait_timeout=_seconds(read_input(environ, "wait-timeout", "300")),
+            github_token=read_input(environ, "github-token"),
+        )
+
+
+def _shard(text: str) -> tuple[int, int] | None:
+    if not text:
+        return None
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise InputError(f"input 'shard' must be K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
+    return int(k), int(n)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InputError(f"input 'wait-timeout' must be a number of seconds; got {text!r}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """No flags: everything comes from the INPUT_* and GITHUB_* environment (see action.yml)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    return main(os.environ, sys.stdout)
+
+
+def main(environ: Mapping[str, str], stream: TextIO) -> int:
+    out = WorkflowCommands(stream)
+    # Secrets first: nothing may be printed before the runner knows to hide them.
+    out.mask([read_input(environ, "judge-api-key"), read_input(environ, "github-token")])
+    try:
+        return _Action(environ, out).run()
+    except (ActionFailure, InputError) as exc:
+        out.error(str(exc), title="Litmus")
+        return 2
+
+
+class _Action:
+    """One execution of the action; each method is one stage of the docstring's list."""
+
+    def __init__(self, environ: Mapping[str, str], out: WorkflowCommands) -> None:
+        self.environ = dict(environ)
+        self.out = out
+        self.inputs = ActionInputs.from_environ(environ)
+        self.ctx = GitHubContext.from_environ(environ)
+        self.workspace = self.ctx.workspace.resolve()
+        self.pr = self.ctx.pull_request()
+        can_call_api = bool(self.inputs.github_token and self.ctx.repository)
+        self.client = GitHubClient(self.ctx.api_url, self.inputs.github_token) if can_call_api else None
+        self._changed: set[str] | None = None
+        self._changed_known = False
+
+    # ---- 1-3: the result
+
+    def run(self) -> int:
+        result = self._merge_shards() if self.inputs.merge else self._run_suites()
+        if result is None:
+            return 2
+        paths = self._write_reports(result)
+        all_findings = findings(result)
+        selected = select(all_findings, self.inputs.annotations, self.changed_files())
+        check_url = self._publish_check_run(result, paths, selected)
+        if check_url is None:
+            self._annotate_in_log(selected, paths)
+        comment_url = self._publish_comment(paths)
+        self._write_outputs(result, paths, comment_url, check_url)
+        from litmus.run.runner import failed_by
+
+        failed = failed_by(result, self.inputs.fail_on)
+        self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
+                     f"{'failing' if failed else 'passing'} the step")
+        return 1 if failed else 0
+
+    def changed_files(self) -> set[str] | None:
+        """Files the PR changed: REST first, then `git diff`; None outside a PR or when neither works."""
+        if self._changed_known:
+            return self._changed
+        self._changed_known = True
+        if self.pr is None:
+            return None
+        if self.client:
+            try:
+                self._changed = pull_request_files(self.client, self.ctx.repository, self.pr.number)
+                return self._changed
+            except GitHubAPIError as exc:
+                self._api_warning("could not list the PR's changed files; using git diff", exc)
+        self._changed = git_changed_files(self.workspace, self.pr.base_sha)
+        if self._changed is None:
+            self.out.warning("Litmus: the PR's changed files are unknown (no API access, and git diff failed: "
+                             "check out with fetch-depth: 2); annotating every finding")
+        return self._changed
+
+    def _run_suites(self) -> RunResult | None:
+        from litmus.config import resolve_config
+        from litmus.errors import ProbeError
+        from litmus.judges.service import JudgeConfigError, JudgeService
+        from litmus.load import load_suites
+        from litmus.run.runner import RunOptions, _secret_values, run_suites
+
+        inputs = self.inputs
+        environ = self.environ
+        if inputs.judge_api_key:
+            environ[JUDGE_KEY_VARIABLE] = inputs.judge_api_key
+        try:
+            loaded = load_suites([self.workspace / p for p in inputs.probes], root=self.workspace,
+                                 environ=environ, strict_env=True)
+        except ProbeError as exc:
+            self._report_diagnostics(exc.diagnostics)
+            return None
+        suites = loaded.suites
+        # Before any output that could echo them (the runner redacts them from every report too).
+        self.out.mask(_secret_values(suites, environ))
+        self._report_diagnostics(loaded.warnings)
+
+        base_url = inputs.base_url or self.ctx.deployment_url()
+        state = self.ctx.deployment_state()
+        if state and state != "success":
+            self.out.warning(f"Litmus: deployment_status is {state!r}, not 'success': the deployment may not be "
+                             "live (add `if: github.event.deployment_status.state == 'success'` to the job)")
+        if not base_url and any(not s.base_url for s in suites):
+            raise ActionFailure("input 'base-url' is required: this event gives no deployment URL and not every "
+                                "suite sets base_url")
+        if inputs.changed_only:
+            suites = self._changed_suites(suites)
+
+        try:
+            config = resolve_config(self._config_args(), environ, self.workspace)
+        except ProbeError as exc:
+            self._report_diagnostics(exc.diagnostics)
+            return None
+        if config.judge:
+            self.out.mask(environ.get(t.api_key_env or "") for t in self._tiers(config.judge))
+        if inputs.wait_for:
+            self._wait(base_url)
+        try:
+            judge = JudgeService.from_config(config.judge, environ)
+        except JudgeConfigError as exc:
+            raise ActionFailure(f"judge: {exc}") from None
+        options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on)
+        shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
+        with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
+            try:
+                result = run_suites(suites, options, judge=judge, environ=environ, on_event=self._progress)
+            finally:
+                if judge:
+                    judge.close()
+        result.run.repository = result.run.repository or self.ctx.repository or None
+        result.run.server_url = result.run.server_url or self.ctx.server_url
+        result.run.git_sha = result.run.git_sha or self.ctx.head_sha() or None
+        return result
+
+    @staticmethod
+    def _tiers(judge):
+        return [judge.tier1] + ([judge.escalation.to] if judge.escalation else [])
+
+    def _config_args(self) -> argparse.Namespace:
+        inputs = self.inputs
+        return argparse.Namespace(
+            config=inputs.config or None, judge_provider=inputs.judge_provider or None,
+            judge_model=inputs.judge_model or None, judge_base_url=inputs.judge_base_url or None,
+            judge_api_key_env=JUDGE_KEY_VARIABLE if inputs.judge_api_key else None,
+        )
+
+    def _changed_suites(self, suites: list) -> list:
+        changed = self.changed_files()
+        if changed is None:
+            self.out.warning("Litmus: changed-only needs the PR's changed files, which are unknown: "
+                             "running every suite")
+            return suites
+        touched = suites_touched(suites, changed, self.workspace)
+        self.out.log(f"changed-only: {len(touched)} of {len(suites)} suite(s) touched by this PR")
+        return touched
+
+    def _wait(self, base_url: str | None) -> None:
+        from litmus.github.wait import NotReady, wait_until_ready
+
+        target = self.inputs.wait_for
+        if not target.startswith(("http://", "https://")):
+            if not base_url:
+                raise ActionFailure("input 'wait-for' is a path, which needs a base URL")
+            target = base_url.rstrip("/") + "/" + target.lstrip("/")
+        try:
+            wait_until_ready(target, self.inputs.wait_timeout, log=self.out.log)
+        except NotReady as exc:
+            raise ActionFailure(f"wait-for: {exc}") from None
+
+    def _progress(self, event) -> None:
+        if event.kind != "flow_run":
+            return
+        flow_run = event.flow_run
+        where = f" [{flow_run.scenario}]" if flow_run.scenario else ""
+        # Names come from probe files, which a PR may change: never let them read as commands.
+        self.out.log(f"{event.done}/{event.total} {flow_run.intent_evaluation.status:>12}  "
+                     f"{event.suite.name} › {flow_run.flow}{where}")
+
+    def _merge_shards(self) -> RunResult | None:
+        from litmus.merge import MergeError, merge
+        from litmus.results import ResultsError, load_results
+
+        files: list[Path] = []
+        for given in self.inputs.merge:
+            path = self.workspace / given
+            files += sorted(path.rglob(RESULTS_FILE)) if path.is_dir() else [path]
+        if not files:
+            raise ActionFailure(f"merge: no {RESULTS_FILE} under {' '.join(self.inputs.merge)}")
+        try:
+            merged, warnings = merge([load_results(f) for f in files], names=[self._relative(f) for f in files])
+        except (ResultsError, MergeError) as exc:
+            raise ActionFailure(f"merge: {exc}") from None
+        for warning in warnings:
+            self.out.warning(f"Litmus merge: {warning}")
+        self.out.log(f"merged {len(files)} shard result(s): verdict {merged.verdict}")
+        return merged
+
+    def _report_diagnostics(self, diagnostics) -> None:
+        for diagnostic in diagnostics:
+            position = diagnostic.position
+            self.out.annotate(diagnostic.severity, diagnostic.message, file=position.path, line=position.line,
+                              col=position.column, title="Litmus: invalid probe file")
+        if diagnostics:
+            # The rendering quotes probe lines: a PR's text, printed with command parsing off.
+            self.out.echo_untrusted("\n".join(d.render() for d in diagnostics))
+
+    # ---- 4: files
+
+    def _relative(self, path: Path) -> str:
+        """Paths for outputs: relative to the workspace, since /github/workspace means nothing outside."""
+        try:
+            return PurePath(path.resolve().relative_to(self.workspace)).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _write_reports(self, result: RunResult) -> dict[str, Path]:
+        from litmus.report import write_reports
+        from litmus.results import write_results
+
+        out_dir = self.workspace / self.inputs.output_dir
+        results_path = out_dir / RESULTS_FILE
+        write_results(results_path, result)
+        paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
+                              server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
+        paths["results"] = results_path
+        if self.ctx.summary_path:
+            append_summary(self.ctx.summary_path, paths["summary"].read_text("utf-8"))
+        self.out.log(f"reports written to {self._relative(out_dir)}/: "
+                     + ", ".join(sorted(self._relative(p).rsplit("/", 1)[-1] for p in paths.values())))
+        return paths
+
+    def _write_outputs(self, result: RunResult, paths: dict[str, Path], comment_url: str | None,
+                       check_url: str | None) -> None:
+        if not self.ctx.output_path:
+            return
+        needs_review = sum(1 for *_, o in result.iter_outcomes() if o.status == "needs_review") + sum(
+            1 for s in result.suites for f in s.flow_runs if f.intent_evaluation.status == "needs_review")
+        write_outputs(self.ctx.output_path, {
+            "verdict": result.verdict,
+            "passed": sum(1 for s in result.suites if s.verdict == "passed"),
+            "failed": sum(1 for s in result.suites if s.verdict == "failed"),
+            "needs-review": needs_review,
+            "results-path": self._relative(paths["results"]),
+            "sarif-path": self._relative(paths["sarif"]),
+            "junit-path": self._relative(paths["junit"]),
+            "markdown-path": self._relative(paths["markdown"]),
+            "html-path": self._relative(paths["html"]),
+            "comment-url": comment_url or "",
+            "check-run-url": check_url or "",
+        })
+
+    # ---- 5: GitHub
+
+    def _api_warning(self, what: str, exc: GitHubAPIError) -> None:
+        hint = ""
+        if exc.forbidden:
+            hint = (" The token may not do this: a PR from a fork gets a read-only token, and the job needs "
+                    "`permissions:` pull-requests: write and checks: write.")
+        self.out.warning(f"Litmus: {what} (HTTP {exc.status}).{hint} The reports and job summary are written anyway.")
+        # GitHub's own error text, shown with command parsing off.
+        self.out.echo_untrusted(str(exc))
+
+    def _publish_check_run(self, result: RunResult, paths: dict[str, Path], selected: list[Finding]) -> str | None:
+        from litmus.github.checks import publish_check_run
+
+        sha = self.ctx.head_sha()
+        if not (self.inputs.check_run and self.client and sha):
+            return None
+        failed = sum(1 for s in result.suites if s.verdict == "failed")
+        title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
+                 else f"{len(result.suites)} suite(s) passed")
+        try:
+            check = publish_check_run(
+                self.client, self.ctx.repository, sha,
+                conclusion="success" if result.verdict == "passed" else "failure", title=title,
+                summary=paths["summary"].read_text("utf-8"), findings=selected,
+                details_url=self.ctx.run_url,
+            )
+        except GitHubAPIError as exc:
+            self._api_warning("could not publish the Litmus check run; annotating through the log instead", exc)
+            return None
+        self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
+        return check.url
+
+    def _annotate_in_log(self, selected: list[Finding], paths: dict[str, Path]) -> None:
+        shown, omitted = cap_per_level(selected)
+        for finding in shown:
+            self.out.annotate(finding.level, finding.message, file=finding.file, line=finding.line,
+                              col=finding.column, title=finding.title)
+        if omitted:
+            self.out.notice(f"{omitted} more finding(s) not annotated here (GitHub shows 10 errors and 10 warnings "
+                            f"per step): see {self._relative(paths['sarif'])} and the PR comment or job summary")
+
+    def _publish_comment(self, paths: dict[str, Path]) -> str | None:
+        from litmus.github.comment import token_login, upsert_comment
+
+        if not (self.inputs.comment and self.pr and self.client):
+            return None
+        try:
+            body = paths["markdown"].read_text("utf-8")
+            author = token_login(self.client)
+            comment = upsert_comment(self.client, self.ctx.repository, self.pr.number, body, author=author)
+        except GitHubAPIError as exc:
+            self._api_warning(f"could not write the PR comment on #{self.pr.number}", exc)
+            return None
+        self.out.log(f"PR comment {comment.action}: {comment.url}")
+        return comment.url
+
