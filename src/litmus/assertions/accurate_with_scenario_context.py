@@ -8,3 +8,9 @@ SPEC = AssertionSpec(
     doc="The response aligns with the scenario's approved reference_response.",
     fields={},
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

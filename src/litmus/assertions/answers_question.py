@@ -10,3 +10,9 @@ SPEC = AssertionSpec(
         "question": FieldSpec("string", "the question the response must answer", required=True, templated=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

@@ -8,3 +8,9 @@ SPEC = AssertionSpec(
     doc="Nothing in the response contradicts the scenario data.",
     fields={},
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

@@ -10,3 +10,9 @@ SPEC = AssertionSpec(
         "rubric": FieldSpec("string", "what a good response does, given the scenario", required=True, templated=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

@@ -10,3 +10,9 @@ SPEC = AssertionSpec(
         "ground_truth": FieldSpec("string", "the statement taken as true", required=True, templated=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

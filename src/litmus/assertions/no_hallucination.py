@@ -10,3 +10,9 @@ SPEC = AssertionSpec(
         "context": FieldSpec("string", "the facts the response must not contradict", required=True, templated=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

@@ -8,3 +8,9 @@ SPEC = AssertionSpec(
     doc="The response invents no facts beyond the scenario data.",
     fields={},
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

@@ -10,3 +10,9 @@ SPEC = AssertionSpec(
         "tone": FieldSpec("string", "the expected tone, e.g. \"polite, empathetic\"", required=True, templated=True),
     },
 )
+
+
+def evaluate(assertion, ctx):
+    from litmus.judges.assertion import evaluate_with_judge
+
+    return evaluate_with_judge(assertion, ctx)

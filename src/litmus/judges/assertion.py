@@ -1,0 +1,139 @@
+"""The one implementation behind the nine LLM-based assertion types.
+
+Each type module's `evaluate` calls `evaluate_with_judge`: choose the judged text (`select`, else
+the body), render and redact the type's fields, build the type's prompt, let the judge service
+decide (cache, escalation, budget), and turn the decision into an `AssertionOutcome`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from litmus.judges.escalation import Decision
+from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
+from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
+
+if TYPE_CHECKING:
+    from litmus.assertions.base import EvalContext
+    from litmus.model import Assertion
+
+# The judged text is cut here: enough for any chat reply, bounded for cost.
+MAX_JUDGED_CHARS = 20_000
+DEFAULT_THRESHOLD = 75.0
+
+
+class NotJudgeable(Exception):
+    """The assertion cannot be put to a judge (bad select, missing scenario field); an `error` outcome."""
+
+
+def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
+    if ctx.judge is None:
+        return outcome(assertion, "skipped", "no judge configured")
+    if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
+        return outcome(assertion, "skipped", "no scenario: this flow run has no scenario to judge against")
+    return ctx.judge.evaluate_assertion(assertion, ctx)
+
+
+def build_prompt(assertion: Assertion, ctx: EvalContext) -> Prompt:
+    """The redacted prompt for one assertion; NotJudgeable when it cannot be built."""
+    redact = ctx.redact
+    try:
+        params = {name: _text(ctx.render(value)) for name, value in assertion.params.items()}
+    except Exception as exc:  # a template that cannot be rendered makes this assertion, and only it, an error
+        raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
+    params = {name: redact(value) for name, value in params.items()}
+    scenario = ctx.scenario
+    scenario_data = reference = None
+    if assertion.type in SCENARIO_TYPES:
+        scenario_data = redact(json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str))
+        if assertion.type == "accurate_with_scenario_context":
+            if not scenario.reference_response:
+                raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
+            reference = redact(scenario.reference_response)
+    judged = Block("response", _judged_label(assertion.select), redact(judged_text(assertion.select, ctx)))
+    intent = redact(ctx.suite.intent) if ctx.suite.intent else None
+    return assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference)
+
+
+def judged_text(select: str | None, ctx: EvalContext) -> str:
+    """The body text, or the `select`ed JSON node(s): one string node as is, else JSON."""
+    if select is None:
+        text = ctx.response.text
+    else:
+        from jsonpath_ng.ext import parse
+
+        from litmus.run.response import BodyNotJSON
+
+        try:
+            matches = [m.value for m in parse(select).find(ctx.response.json())]
+        except BodyNotJSON as exc:
+            raise NotJudgeable(f"select {select}: {exc}") from None
+        if not matches:
+            raise NotJudgeable(f"select {select} matches no node in the response")
+        value: Any = matches[0] if len(matches) == 1 else matches
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    if len(text) > MAX_JUDGED_CHARS:
+        text = text[:MAX_JUDGED_CHARS] + f"\n[… {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
+    return text
+
+
+def threshold_for(assertion: Assertion, ctx: EvalContext, default: float) -> float:
+    if assertion.threshold is not None:
+        return float(assertion.threshold)
+    suite_judge = ctx.suite.judge
+    if suite_judge is not None and suite_judge.threshold is not None:
+        return float(suite_judge.threshold)
+    return default
+
+
+def decision_outcome(assertion: Assertion, decision: Decision, threshold: float) -> AssertionOutcome:
+    where = assertion.select or "$"
+    mismatches = [_placed(m, assertion.type, where) for m in (decision.verdict.mismatches if decision.verdict else ())]
+    if decision.status != "passed" and not mismatches:
+        expected = f"a score of at least {threshold:g}" if decision.status == "failed" else "a judge verdict"
+        actual = decision.score if decision.status == "failed" else None
+        mismatches = [Mismatch(where, expected, actual, decision.reason)]
+    if decision.status == "passed":
+        mismatches = []
+    return outcome(
+        assertion, decision.status, decision.reason, mismatches=mismatches, score=decision.score,
+        threshold=threshold,
+        judge=JudgeRecord(escalated=decision.escalated, tiers=[t.record for t in decision.tiers]),
+    )
+
+
+def outcome(assertion: Assertion, status: str, reason: str, **fields) -> AssertionOutcome:
+    return AssertionOutcome(
+        type=assertion.type, status=status, reason=" ".join(reason.split()), line=assertion.pos.line,
+        column=assertion.pos.column, name=assertion.name, **fields,
+    )
+
+
+def _placed(mismatch: Mismatch, kind: str, where: str) -> Mismatch:
+    """Scenario-aware types keep the judge's path as `scenario.data.<path>`; the others point at the
+    judged text (`select`, else `$`), whatever label the judge gave."""
+    if kind not in SCENARIO_TYPES:
+        return Mismatch(where, mismatch.expected, mismatch.actual, mismatch.reason)
+    return Mismatch(scenario_path(mismatch.path), mismatch.expected, mismatch.actual, mismatch.reason)
+
+
+def scenario_path(path: str) -> str:
+    """`eta`, `$.eta`, `data.eta`, `scenario.data.eta` -> `scenario.data.eta`."""
+    path = path.strip()
+    if path.startswith(("scenario.data", "scenario.reference_response")):
+        return path
+    for prefix in ("$.", "$", "scenario.", "data."):
+        if path.startswith(prefix):
+            path = path[len(prefix):]
+    if not path:
+        return "scenario.data"
+    return "scenario.data" + ("" if path.startswith("[") else ".") + path
+
+
+def _judged_label(select: str | None) -> str:
+    return f"The response to judge (the part selected by {select})" if select else "The response to judge (HTTP body)"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,177 @@
+"""Judge providers over plain `requests`: OpenAI-compatible chat completions and Anthropic Messages.
+
+Retries are urllib3's `Retry` mounted on the session: 429 and 5xx are retried, honouring
+`Retry-After` (capped), else exponential backoff with jitter (capped); connection errors are
+retried, a timed-out read once. So one call takes at most about
+`(retries + 2) * timeout + retries * max_wait`. Every failure becomes a `ProviderError` whose
+message is the provider's own, with the API key replaced by `***`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from litmus import __version__
+from litmus.config import ProviderConfig
+from litmus.judges.prompts import Prompt
+
+ANTHROPIC_VERSION = "2023-06-01"
+# The longest wait between two attempts, whatever Retry-After or the backoff says.
+MAX_WAIT_S = 20.0
+BACKOFF_FACTOR_S = 0.5
+JITTER_S = 0.5
+SEED = 7
+RETRIED_STATUSES = (429, 500, 502, 503, 504, 529)
+
+
+class ProviderError(Exception):
+    """A judge call that produced no reply; the message is safe to show (key redacted)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class HTTPProvider:
+    """The transport shared by the API providers: session, retries, timeouts, error messages."""
+
+    def __init__(self, tier: ProviderConfig, api_key: str | None, *, timeout_ms: float, retries: int,
+                 max_tokens: int, pool_size: int):
+        self.name = tier.provider
+        self.model = tier.model
+        self.base_url = tier.base_url or ""
+        self._api_key = api_key
+        self._timeout_s = timeout_ms / 1000
+        self.max_tokens = max_tokens
+        retry = Retry(
+            total=retries, connect=retries, read=min(1, retries), status=retries, other=0,
+            allowed_methods=None,  # retry POST too: a judge call has no side effects
+            status_forcelist=RETRIED_STATUSES, respect_retry_after_header=True, raise_on_status=False,
+            backoff_factor=BACKOFF_FACTOR_S, backoff_jitter=JITTER_S, backoff_max=MAX_WAIT_S,
+            retry_after_max=MAX_WAIT_S,
+        )
+        self._session = requests.Session()
+        adapter = HTTPAdapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        self._session.headers["User-Agent"] = f"litmus/{__version__}"
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """What, besides the messages, decides the reply: part of the cache key."""
+        return {"temperature": 0, "max_tokens": self.max_tokens}
+
+    def complete(self, prompt: Prompt) -> Completion:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._session.close()
+
+    def _post(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            reply = self._session.post(url, json=body, headers=headers, timeout=self._timeout_s)
+        except requests.exceptions.RetryError as exc:
+            raise self._error(f"gave up after retries: {exc}") from None
+        except requests.exceptions.Timeout:
+            raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
+        except requests.exceptions.RequestException as exc:
+            raise self._error(f"request failed: {exc}") from None
+        if reply.status_code >= 400:
+            raise self._error(f"HTTP {reply.status_code}: {_provider_message(reply)}", status=reply.status_code)
+        try:
+            data = reply.json()
+        except ValueError:
+            raise self._error(f"reply is not JSON: {reply.text[:200]!r}") from None
+        if not isinstance(data, dict):
+            raise self._error(f"unexpected reply: {reply.text[:200]!r}")
+        return data
+
+    def _error(self, message: str, status: int | None = None) -> ProviderError:
+        if self._api_key:
+            message = message.replace(self._api_key, "***")
+        return ProviderError(f"{self.name}:{self.model}: {message}", status)
+
+
+class OpenAIProvider(HTTPProvider):
+    """Any OpenAI-compatible `POST {base_url}/chat/completions` (OpenAI, Azure-style proxies, vLLM,
+    Ollama, LiteLLM...). JSON mode and a seed are requested; a server that rejects either with a 400
+    naming it gets the call again without it, and never again during this run."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._unsupported: set[str] = set()
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {**super().parameters, "response_format": {"type": "json_object"}, "seed": SEED}
+
+    def complete(self, prompt: Prompt) -> Completion:
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        while True:
+            body = {"model": self.model, "messages": prompt.messages, **self.parameters}
+            for name in self._unsupported:
+                body.pop(name, None)
+            try:
+                data = self._post(f"{self.base_url}/chat/completions", headers, body)
+                break
+            except ProviderError as exc:
+                rejected = [n for n in ("response_format", "seed") if n in body and n in str(exc)]
+                if exc.status != 400 or not rejected:
+                    raise
+                self._unsupported.update(rejected)
+        try:
+            text = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise self._error(f"no choices[0].message.content in reply: {json.dumps(data)[:200]}") from None
+        usage = data.get("usage") or {}
+        return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+class AnthropicProvider(HTTPProvider):
+    """Anthropic `POST {base_url}/v1/messages` with `x-api-key` and `anthropic-version`."""
+
+    def complete(self, prompt: Prompt) -> Completion:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        body = {
+            "model": self.model, "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}], **self.parameters,
+        }
+        data = self._post(f"{self.base_url}/v1/messages", headers, body)
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise self._error(f"no content in reply: {json.dumps(data)[:200]}")
+        texts = [part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        text = "".join(texts)
+        usage = data.get("usage") or {}
+        return Completion(text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+
+
+def _provider_message(reply: requests.Response) -> str:
+    """The provider's own error message: `error.message` in both APIs' error bodies, else the text."""
+    try:
+        data = reply.json()
+        error = data.get("error") if isinstance(data, dict) else None
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message)[:500]
+    except ValueError:
+        pass
+    return reply.text[:500] or reply.reason or "no message"
+
+
+PROVIDER_CLASSES = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}

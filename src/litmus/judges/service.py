@@ -1,0 +1,248 @@
+"""The judge service of one run: providers per tier, verdict cache, cassettes, budget, totals.
+
+The runner submits LLM-based assertions to `executor` (a pool of `concurrency` threads), so judge
+calls overlap with other flow runs' HTTP work; everything here is thread-safe. One judgement:
+for each tier, a cached verdict if there is one, else a provider call (counted against
+`max_calls`); escalation decides which tiers run (`litmus.judges.escalation`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from litmus.config import JudgeConfig, ProviderConfig
+from litmus.judges import assertion as judged_assertion
+from litmus.judges import intent as intent_eval
+from litmus.judges.cache import cassette_key, cassette_store, verdict_key, verdict_store
+from litmus.judges.escalation import Decision, TierResult, budget_blocked, decide, should_escalate
+from litmus.judges.prompts import Prompt, intent_prompt
+from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
+from litmus.judges.verdict import VerdictError, parse_verdict
+from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
+
+if TYPE_CHECKING:
+    from litmus.assertions.base import EvalContext
+    from litmus.model import Assertion, Scenario, Suite
+    from litmus.results import FlowRunResult
+
+
+class JudgeConfigError(ValueError):
+    """The judge cannot be set up (e.g. its API key variable is not set); the message names the variable."""
+
+
+class BudgetExhausted(Exception):
+    pass
+
+
+class ReplayProvider:
+    """Recorded replies only: the cassette for (prompt, tier), or an error naming the missing key."""
+
+    parameters: dict = {}
+
+    def __init__(self, tier: ProviderConfig, config: JudgeConfig, tier_number: int):
+        self.name, self.model = tier.provider, tier.model
+        self._store = cassette_store(config.cache)
+        self._tier = tier_number
+
+    def complete(self, prompt: Prompt) -> Completion:
+        key = cassette_key(prompt, self._tier)
+        entry = self._store.get(key)
+        if entry is None:
+            raise ProviderError(
+                f"replay: no cassette {key} (tier {self._tier}, prompt {prompt.version}: {prompt.summary}) in "
+                f"{self._store.directory}; record one with --record and a live judge"
+            )
+        usage = entry.get("usage") or {}
+        return Completion(entry["reply"], int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+
+    def close(self) -> None:
+        pass
+
+
+class JudgeService:
+    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider], secrets: tuple[str, ...] = ()):
+        self.config = config
+        self.tiers = tiers
+        self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
+        self._verdicts = verdict_store(config.cache)
+        self._cassettes = cassette_store(config.cache)
+        self._secrets = secrets
+        self._lock = threading.Lock()
+        self._totals = JudgeTotals()
+        self._first_start: float | None = None
+        self._last_end: float | None = None
+
+    @classmethod
+    def from_config(cls, config: JudgeConfig | None, environ: Mapping[str, str] = os.environ) -> JudgeService | None:
+        """The service for `config` (None when no judge is configured); JudgeConfigError when a tier's
+        API key variable is not set."""
+        if config is None:
+            return None
+        chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
+        tiers: list[HTTPProvider | ReplayProvider] = []
+        secrets = []
+        for number, tier in enumerate(chain, start=1):
+            if tier.provider == "replay":
+                tiers.append(ReplayProvider(tier, config, number))
+                continue
+            key = environ.get(tier.api_key_env or "")
+            if not key:
+                where = "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env"
+                raise JudgeConfigError(
+                    f"the {tier.provider} judge needs an API key in the environment variable {tier.api_key_env} "
+                    f"({where}), which is not set"
+                )
+            secrets.append(key)
+            tiers.append(PROVIDER_CLASSES[tier.provider](
+                tier, key, timeout_ms=config.timeout_ms, retries=config.retries, max_tokens=config.max_tokens,
+                pool_size=config.concurrency,
+            ))
+        return cls(config, tiers, tuple(secrets))
+
+    # ---- the two kinds of evaluation
+
+    def evaluate_assertion(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
+        threshold = judged_assertion.threshold_for(assertion, ctx, self.config.threshold)
+        try:
+            prompt = judged_assertion.build_prompt(assertion, ctx)
+        except judged_assertion.NotJudgeable as exc:
+            return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, mismatches=[
+                Mismatch(assertion.select or "$", "a judgeable response", None, str(exc))])
+        try:
+            decision = self.judge(prompt, threshold)
+        except BudgetExhausted:
+            return judged_assertion.outcome(
+                assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} judge calls "
+                "were made in this run (raise judge.max_calls to judge more)", threshold=threshold)
+        return judged_assertion.decision_outcome(assertion, decision, threshold)
+
+    def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None) -> IntentEvaluation:
+        if not suite.intent:
+            return intent_eval.deterministic(flow_run, "no suite intent")
+        threshold = float(suite.judge.threshold) if suite.judge and suite.judge.threshold is not None \
+            else self.config.threshold
+        data = json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str) if scenario else None
+        prompt = intent_prompt(self._redact(suite.intent), intent_eval.transcript(flow_run),
+                               self._redact(data) if data is not None else None)
+        try:
+            decision = self.judge(prompt, threshold)
+        except BudgetExhausted:
+            return intent_eval.deterministic(flow_run, f"judge budget of {self.config.max_calls} calls reached")
+        return IntentEvaluation(
+            status=decision.status, method="judge", reason=decision.reason, score=decision.score,
+            threshold=threshold, judge=JudgeRecord(decision.escalated, [t.record for t in decision.tiers]),
+        )
+
+    # ---- one judgement: tiers, escalation, totals
+
+    def judge(self, prompt: Prompt, threshold: float) -> Decision:
+        """The decision on one prompt; BudgetExhausted when tier 1 needed a call past the budget."""
+        start = time.monotonic()
+        try:
+            band = self.config.escalation.band if self.config.escalation else None
+            results = [self._run_tier(0, prompt)]
+            if should_escalate(results[0], threshold, band):
+                try:
+                    results.append(self._run_tier(1, prompt))
+                except BudgetExhausted:
+                    decision = budget_blocked(results[0], threshold, self.config.max_calls)
+                    self._count(decision)
+                    return decision
+            decision = decide(results, threshold, band)
+            self._count(decision)
+            return decision
+        finally:
+            self._clock(start)
+
+    def _run_tier(self, index: int, prompt: Prompt) -> TierResult:
+        provider = self.tiers[index]
+        live = not isinstance(provider, ReplayProvider)
+        key = verdict_key(provider.name, provider.model, provider.parameters, prompt)
+        started = time.monotonic()
+        entry = self._verdicts.get(key) if live and self.config.use_cache else None
+        try:
+            if entry is not None:
+                completion = Completion(entry["reply"])
+            elif live:
+                self._reserve_call()
+                completion = provider.complete(prompt)
+            else:
+                completion = provider.complete(prompt)
+        except ProviderError as exc:
+            message = self._redact(str(exc))
+            record = JudgeTier(provider.name, provider.model, None, message, _ms(started), cached=not live)
+            return TierResult(record, error=message)
+        latency = _ms(started)
+        cached = entry is not None or not live
+        try:
+            verdict, reason = parse_verdict(completion.text), None
+        except VerdictError as exc:
+            verdict, reason = None, f"unparseable verdict: {exc}"
+        tokens_in, tokens_out = (0, 0) if cached else (completion.input_tokens, completion.output_tokens)
+        with self._lock:
+            self._totals.cached += cached
+            self._totals.input_tokens += tokens_in
+            self._totals.output_tokens += tokens_out
+        if verdict is not None and entry is None and live and self.config.use_cache:
+            self._store(self._verdicts, key, prompt, provider, completion, latency, verdict)
+        if self.config.record and live:
+            self._store(self._cassettes, cassette_key(prompt, index + 1), prompt, provider, completion, latency,
+                        verdict)
+        record = JudgeTier(
+            provider=provider.name, model=provider.model, score=verdict.score if verdict else None,
+            reason=self._redact(verdict.reason if verdict else reason), latency_ms=latency,
+            input_tokens=tokens_in, output_tokens=tokens_out, cached=cached,
+        )
+        return TierResult(record, verdict=verdict)
+
+    def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
+        store.put(
+            key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
+            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
+            verdict=None if verdict is None else {
+                "score": verdict.score, "reason": verdict.reason,
+                "mismatches": [m.__dict__ for m in verdict.mismatches],
+            },
+        )
+
+    def _reserve_call(self) -> None:
+        with self._lock:
+            if self._totals.calls >= self.config.max_calls:
+                raise BudgetExhausted
+            self._totals.calls += 1
+
+    def _count(self, decision: Decision) -> None:
+        with self._lock:
+            self._totals.escalated += decision.escalated
+            self._totals.needs_review += decision.status == "needs_review"
+
+    def _clock(self, start: float) -> None:
+        end = time.monotonic()
+        with self._lock:
+            self._first_start = start if self._first_start is None else min(self._first_start, start)
+            self._last_end = end if self._last_end is None else max(self._last_end, end)
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def totals(self) -> JudgeTotals:
+        with self._lock:
+            wall = (self._last_end - self._first_start) * 1000 if self._first_start is not None else 0.0
+            return JudgeTotals(**{**self._totals.__dict__, "wall_ms": round(wall, 1)})
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+        for provider in self.tiers:
+            provider.close()
+
+
+def _ms(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 1)

@@ -1,0 +1,70 @@
+"""The verdict contract: what a judge must reply, parsed strictly.
+
+A verdict is one JSON object `{"score": 0-100, "reason": str, "mismatches": [{path, expected, actual,
+reason}]}`, optionally inside one fenced code block. Anything else (prose around the JSON, a score
+outside 0-100 or not a number, a missing field) is unparseable: the caller escalates it and, if no
+judge can resolve it, reports `needs_review`. Nothing is guessed or defaulted to a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+from litmus.results import Mismatch
+
+FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
+FIELDS = ("score", "reason", "mismatches")
+MISMATCH_FIELDS = ("path", "expected", "actual", "reason")
+
+
+class VerdictError(ValueError):
+    """The judge's reply is not a verdict; the message says why."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float
+    reason: str
+    mismatches: tuple[Mismatch, ...] = ()
+
+
+def parse_verdict(text: str) -> Verdict:
+    body = text.strip()
+    fenced = FENCE.fullmatch(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise VerdictError(f"not JSON ({exc.args[0] if exc.args else exc}): {_excerpt(text)}") from None
+    if not isinstance(data, dict):
+        raise VerdictError(f"expected a JSON object, got {type(data).__name__}: {_excerpt(text)}")
+    missing = [name for name in FIELDS if name not in data]
+    if missing:
+        raise VerdictError(f"missing field(s) {', '.join(missing)}: {_excerpt(text)}")
+    score = data["score"]
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise VerdictError(f"score must be a number from 0 to 100, got {score!r}")
+    if not 0 <= score <= 100:
+        raise VerdictError(f"score {score} is outside 0-100")
+    if not isinstance(data["reason"], str):
+        raise VerdictError(f"reason must be a string, got {type(data['reason']).__name__}")
+    if not isinstance(data["mismatches"], list):
+        raise VerdictError("mismatches must be a list")
+    return Verdict(float(score), data["reason"].strip(), tuple(_mismatch(m) for m in data["mismatches"]))
+
+
+def _mismatch(item) -> Mismatch:
+    if not isinstance(item, dict) or any(name not in item for name in MISMATCH_FIELDS):
+        raise VerdictError(f"each mismatch needs {', '.join(MISMATCH_FIELDS)}, got {_excerpt(json.dumps(item))}")
+    if not isinstance(item["path"], str) or not isinstance(item["reason"], str):
+        raise VerdictError("mismatch path and reason must be strings")
+    return Mismatch(item["path"], item["expected"], item["actual"], item["reason"])
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[:limit] + "…")

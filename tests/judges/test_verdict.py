@@ -1,0 +1,39 @@
+import pytest
+
+from litmus.judges.verdict import VerdictError, parse_verdict
+
+
+def test_a_plain_verdict_parses_with_its_mismatches():
+    verdict = parse_verdict('{"score": 82, "reason": "ok", "mismatches": '
+                            '[{"path": "eta", "expected": "2026-12-03", "actual": "5 Dec", "reason": "wrong date"}]}')
+    assert verdict.score == 82.0
+    assert verdict.reason == "ok"
+    assert verdict.mismatches[0].path == "eta"
+    assert verdict.mismatches[0].actual == "5 Dec"
+
+
+@pytest.mark.parametrize("text", [
+    '```json\n{"score": 40, "reason": "r", "mismatches": []}\n```',
+    '  ```\n{"score": 40, "reason": "r", "mismatches": []}```  ',
+])
+def test_one_fenced_code_block_around_the_json_is_tolerated(text):
+    assert parse_verdict(text).score == 40
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ('{"score": 101, "reason": "r", "mismatches": []}', "outside 0-100"),
+    ('{"score": -1, "reason": "r", "mismatches": []}', "outside 0-100"),
+    ('{"score": "90", "reason": "r", "mismatches": []}', "must be a number"),
+    ('{"score": true, "reason": "r", "mismatches": []}', "must be a number"),
+    ('{"score": NaN, "reason": "r", "mismatches": []}', "must be a number"),
+    ('{"reason": "r", "mismatches": []}', "missing field(s) score"),
+    ('{"score": 50, "mismatches": []}', "missing field(s) reason"),
+    ('{"score": 50, "reason": "r"}', "missing field(s) mismatches"),
+    ('{"score": 50, "reason": "r", "mismatches": [{"path": "$"}]}', "each mismatch needs"),
+    ('Sure! Here is my verdict: {"score": 50, "reason": "r", "mismatches": []}', "not JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    ("I cannot help with that.", "not JSON"),
+])
+def test_anything_else_is_rejected_with_the_reason(text, why):
+    with pytest.raises(VerdictError, match=why.replace("(", r"\(").replace(")", r"\)")):
+        parse_verdict(text)
