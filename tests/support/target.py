@@ -45,11 +45,13 @@ class Target:
     def __init__(self) -> None:
         self.routes: dict[str, Handler | str] = {}
         self.requests: list[Request] = []
+        self.dead = False
         self._lock = threading.Lock()
         target = self
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are separate writes
 
             def log_message(self, *args):  # keep test output quiet
                 pass
@@ -61,6 +63,8 @@ class Target:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
+        # Clients that hang up early (size caps, timeouts) are expected: no tracebacks.
+        self.server.handle_error = lambda request, client_address: None
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -73,7 +77,8 @@ class Target:
         self.stop()
 
     def stop(self) -> None:
-        """Stop accepting connections (a target that dies: later requests are refused)."""
+        """Die: open connections get no more responses, new ones are refused."""
+        self.dead = True
         if self.server.socket.fileno() != -1:
             self.server.shutdown()
             self.server.server_close()
@@ -103,6 +108,9 @@ class Target:
 
     # -- serving
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
+        if self.dead:
+            h.close_connection = True
+            return
         parts = urlsplit(h.path)
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else b""
