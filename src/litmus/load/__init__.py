@@ -81,8 +81,8 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             continue
         if suite.name in names:
             first = names[suite.name]
-            collector.error(Span(suite.at("name"), len(suite.name)),
-                            f"duplicate suite name '{suite.name}' (also in {first.file}:{first.at('name').line}); "
+            collector.error(Span(suite.at("suite"), len(suite.name)),
+                            f"duplicate suite name '{suite.name}' (also in {first.file}:{first.at('suite').line}); "
                             "suite names must be unique across the run")
             continue
         names[suite.name] = suite

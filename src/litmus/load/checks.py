@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,11 @@ from litmus.templating import TEMPLATE
 
 
 def regex_error(pattern: str) -> str | None:
-    """Why `pattern` is not a valid regex. Templates stand for literal text (inserted escaped)."""
+    """Why `pattern` is not a valid regex.
+
+    The runner inserts a template's value into the regex as it is; the check lets each template
+    stand for a plain word, so the regex around the templates must be valid on its own.
+    """
     try:
         re.compile(TEMPLATE.sub("x", pattern))
     except re.error as exc:
@@ -27,19 +30,13 @@ def regex_error(pattern: str) -> str | None:
 def jsonpath_error(expr: str) -> str | None:
     if TEMPLATE.search(expr):
         return "templates are not allowed in a JSONPath (filter on the value with an assertion instead)"
+    from litmus.assertions._jsonpaths import compile_path  # the runner's dialect and cache
+
     try:
-        compile_jsonpath(expr)
+        compile_path(expr)
     except Exception as exc:  # jsonpath-ng raises bare Exception (and its own) for syntax errors
         return f"invalid JSONPath {expr!r}: {exc}"
     return None
-
-
-@cache
-def compile_jsonpath(expr: str) -> Any:
-    """The compiled JSONPath (jsonpath-ng's extended dialect: filters like `[?(@.price > 5)]`)."""
-    from jsonpath_ng.ext import parse
-
-    return parse(expr)
 
 
 def json_schema_error(schema: Any) -> str | None:

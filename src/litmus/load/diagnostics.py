@@ -21,10 +21,20 @@ class Collector:
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
         self._lines: dict[str, list[str]] = {}
-        self._seen: set[tuple[str, Position, str]] = set()
+        self._seen: set[tuple[Severity, Position, str]] = set()
 
     def add_source(self, path: str, text: str) -> None:
         self._lines[path] = text.splitlines()
+
+    def narrow(self, span: Span, needle: str) -> Span:
+        """The span of `needle` where it appears on the span's line at or after its start, else `span`."""
+        lines = self._lines.get(span.pos.path)
+        if not lines or not 0 < span.pos.line <= len(lines):
+            return span
+        column = lines[span.pos.line - 1].find(needle, span.pos.column - 1)
+        if column < 0:
+            return span
+        return Span(Position(span.pos.path, span.pos.line, column + 1), len(needle))
 
     def error(self, span: Span, message: str) -> None:
         self.add("error", span, message)

@@ -104,10 +104,15 @@ class SuiteBuilder:
         base_url = f.take("base_url", "string", default=None)
         if base_url is not None:
             self.check_base_url(f, base_url)
-        variables = self.variables(f)
         context = self.context(f)
-        scenarios = None if context is None else [(s.id, s.data) for s in context.scenarios]
+        scenarios = None if context is None else [(s.id, s.data, s.reference_response) for s in context.scenarios]
+        variables_item = f.raw("variables")
+        variables = self.variables(f)
         scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios)
+        if variables_item is not None and variables:
+            # Variables may hold templates, rendered where they are used; what a step extracts
+            # is not known suite-wide, so here only suite-level names count.
+            check_templates(variables_item, scope, self.c)
         defaults_item = f.raw("defaults")
         defaults = None
         if defaults_item is not None:
@@ -149,8 +154,6 @@ class SuiteBuilder:
         for key, key_item in item.keys.items():
             if not IDENTIFIER.fullmatch(key):
                 f.error(key_item, f"variable name '{key}' must be letters, digits and _ (not starting with a digit)")
-        for value in item.value.values():
-            self.no_templates(value, "'variables' are plain values: templates are not rendered in them")
         return item.plain()
 
     def no_templates(self, item: Item, message: str) -> None:
@@ -358,10 +361,11 @@ class SuiteBuilder:
             if ef is None:
                 continue
             given = [k for k in EXTRACTION_KINDS if ef.has(k)]
-            if len(given) != 1:
+            if len(given) != 1 and ef.ok:  # with an unknown key, its "did you mean" says it better
                 listed = ", ".join(EXTRACTION_KINDS)
                 what = "none" if not given else " and ".join(given)
                 ef.error(value, f"extraction '{name}' needs exactly one of {listed} (got {what})")
+            if len(given) != 1:
                 continue
             kind = given[0]
             expr, group = "", 0
@@ -474,6 +478,11 @@ class SuiteBuilder:
             return f.check(item, name, "string", choices=spec.choices)
         if kind == "any":
             return item.plain()
+        if kind == "status":
+            value = item.plain()
+            if problem := status_problem(value):
+                f.error(item, problem)
+            return value
         value = f.check(item, name, "mapping" if kind == "json_schema" else "string", nonempty=kind != "json_schema")
         if value is MISSING:
             return MISSING
@@ -486,8 +495,6 @@ class SuiteBuilder:
         elif kind == "file":
             self.schema_file(f, name, value)
         elif kind == "variable" and (problem := self.variable_problem(value, scope)):
-            f.error(item, problem)
-        elif kind == "status" and (problem := status_problem(item.plain())):
             f.error(item, problem)
         return value
 

@@ -1,9 +1,10 @@
 """Static checks of `{{ name }}` references: everything knowable before a run is checked at load.
 
-A bare name must be a suite variable or extracted by an earlier step of the same flow (an
-assertion may also use its own step's extractions); `scenario.*` needs a suite `context` (and
-`scenario.data.<path>` must exist in every scenario's data); `env.`/`secrets.` must be set in the
-environment (an error for `litmus run`, a warning for `litmus validate`).
+The rules follow what the runner (`litmus.run.templating`) resolves. A bare name must be a suite
+variable or extracted by an earlier step of the same flow (an assertion may also use its own
+step's extractions); `scenario.*` needs a suite `context` (`scenario.data.<path>` must exist in
+every scenario's data, `scenario.reference_response` in every scenario); `env.`/`secrets.` must be
+set in the environment (an error for `litmus run`, a warning for `litmus validate`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ class Scope:
     variables: frozenset[str]
     environ: Mapping[str, str]
     strict_env: bool
-    # (scenario id, data) of each scenario; None when the suite has no context.
-    scenarios: list[tuple[str, Any]] | None
+    # (id, data, reference_response) of each scenario; None when the suite has no context.
+    scenarios: list[tuple[str, Any, str | None]] | None
     extracted: set[str] = field(default_factory=set)
 
     def with_extracted(self, names: set[str]) -> Scope:
@@ -45,7 +46,9 @@ def check_templates(item: Item, scope: Scope, collector: Collector) -> None:
             problem = _problem(ref.name, ref.valid, ref.namespace, scope)
             if problem:
                 severity, message = problem
-                collector.add(severity, item.span, message)
+                # Point at the template itself when it is written as is on the value's first line.
+                needle = item.value[ref.start:ref.end]
+                collector.add(severity, collector.narrow(item.span, needle), message)
 
 
 def _problem(name: str, valid: bool, namespace: str | None, scope: Scope) -> tuple[str, str] | None:
@@ -61,26 +64,28 @@ def _problem(name: str, valid: bool, namespace: str | None, scope: Scope) -> tup
         return None if rest == "index" else ("error", f"unknown template name '{name}' (only run.index exists)")
     if namespace == "scenario":
         return _scenario_problem(name, rest, scope)
-    head = name.split(".", 1)[0]
-    if head in scope.variables or head in scope.extracted:
+    if name in scope.variables or name in scope.extracted:
         return None
-    if head == "scenario":
-        return "error", f"'{name}': use scenario.id, scenario.data.<path> or scenario.reference_response"
+    if name in ("scenario", "run", "env", "secrets"):
+        return "error", f"'{name}' alone is not a value: use {name}.<name> (see the templating rules)"
     known = sorted(scope.variables | scope.extracted)
     return "error", (f"unknown template name '{name}': not a suite variable nor extracted by an earlier step"
-                     f"{did_you_mean(head, known)}")
+                     f"{did_you_mean(name, known)}")
 
 
 def _scenario_problem(name: str, rest: str, scope: Scope) -> tuple[str, str] | None:
     if scope.scenarios is None:
         return "error", f"'{name}' needs scenarios, but the suite has no 'context'"
-    if rest in ("id", "reference_response", "data"):
+    if rest in ("id", "data"):
         return None
+    if rest == "reference_response":
+        missing = [sid for sid, _, reference in scope.scenarios if reference is None]
+        return ("error", f"'{name}': scenario '{missing[0]}' has no reference_response") if missing else None
     if not rest.startswith("data."):
         return "error", (f"unknown template name '{name}' "
                          "(use scenario.id, scenario.data.<path> or scenario.reference_response)")
     path = rest.split(".")[1:]
-    for scenario_id, data in scope.scenarios:
+    for scenario_id, data, _ in scope.scenarios:
         if not _has_path(data, path):
             return "error", f"'{name}': scenario '{scenario_id}' has no data.{'.'.join(path)}"
     return None
