@@ -44,4 +44,7 @@ def references(text: str) -> Iterator[Reference]:
 def whole_template(text: str) -> Reference | None:
     """The reference when `text` is exactly one template (its value keeps its type), else None."""
     match = TEMPLATE.fullmatch(text.strip())
-    return Reference(match.group(1).strip(), match.start(), match.end()) if match else None
+    # `{{ a }}-{{ b }}` also "fully matches" (the lazy group stretches over `}}-{{`): that is two templates.
+    if match is None or "}}" in match.group(1):
+        return None
+    return Reference(match.group(1).strip(), match.start(), match.end())
