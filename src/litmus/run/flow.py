@@ -92,6 +92,8 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason="not evaluated"),
         steps=steps,
     )
+    # The intent judge reads this flow run's transcript: mask secrets before it leaves the process.
+    env.redactor.redact_in_place(flow_run)
     flow_run.intent_evaluation = _evaluate_intent(planned, flow_run, env)
     flow_run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return flow_run
