@@ -294,11 +294,3 @@ def _display(path: Path, root: Path) -> str:
 def _error(message: str, where: Position) -> ProbeError:
     return ProbeError([Diagnostic("error", message, where)])
 
-
-def repository_root(start: Path | None = None) -> Path:
-    """The enclosing git work tree, or the current directory outside git."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return here

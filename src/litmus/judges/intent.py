@@ -1,14 +1,14 @@
-"""Intent Evaluation: the transcript a judge reads to decide whether a flow run achieved the intent,
-and the deterministic fallback used when there is no intent or no judge.
+"""Intent Evaluation: the transcript a judge reads to decide whether a flow run achieved the intent.
 
 The transcript is built from the flow run's results (already redacted by the runner): each step's
 request, its response cut to a bounded size, and its assertion outcomes with reasons. It is
-bounded as a whole too, so a long flow cannot blow up a judge call's cost.
+bounded as a whole too, so a long flow cannot blow up a judge call's cost. It leaves out what changes
+from run to run without changing the story (timings), so an unchanged run hits the verdict cache.
 """
 
 from __future__ import annotations
 
-from litmus.results import FlowRunResult, IntentEvaluation
+from litmus.results import FlowRunResult
 
 MAX_BODY_CHARS = 2_000
 MAX_TRANSCRIPT_CHARS = 16_000
@@ -27,7 +27,8 @@ def transcript(flow_run: FlowRunResult) -> str:
             lines.append(f"No response: {step.error}")
         elif step.response:
             response = step.response
-            lines.append(f"Response: HTTP {response.status} in {response.elapsed_ms:.0f} ms")
+            # No timings: they differ on every run and would defeat the verdict cache.
+            lines.append(f"Response: HTTP {response.status}")
             if response.body is not None:
                 lines.append("Response body: " + _cut(response.body))
         if step.status == "skipped":
@@ -35,26 +36,13 @@ def transcript(flow_run: FlowRunResult) -> str:
         for outcome in step.assertions:
             label = f"{outcome.type}" + (f" {outcome.name!r}" if outcome.name else "")
             score = f" (score {outcome.score:g} / {outcome.threshold:g})" if outcome.score is not None else ""
-            lines.append(f"- assertion {label}: {outcome.status}{score}: {outcome.reason}")
+            # A passed check's reason adds nothing for the judge, and may hold a timing (see above).
+            why = "" if outcome.status == "passed" else f": {outcome.reason}"
+            lines.append(f"- assertion {label}: {outcome.status}{score}{why}")
     text = "\n".join(lines)
     if len(text) > MAX_TRANSCRIPT_CHARS:
         text = text[:MAX_TRANSCRIPT_CHARS] + f"\n[… transcript cut: {len(text) - MAX_TRANSCRIPT_CHARS} more characters]"
     return text
-
-
-def deterministic(flow_run: FlowRunResult, why: str) -> IntentEvaluation:
-    """The documented fallback: the run passes when none of its assertions failed or errored (and, as
-    `needs_review` is never a pass, none awaits review)."""
-    outcomes = [o for step in flow_run.steps for o in step.assertions]
-    bad = [o for o in outcomes if o.status in ("failed", "error")]
-    step_errors = [s for s in flow_run.steps if s.status == "error"]
-    review = [o for o in outcomes if o.status == "needs_review"]
-    if bad or step_errors:
-        count = len(bad) + len(step_errors)
-        return IntentEvaluation("failed", "deterministic", f"{why}: {count} assertion(s) or step(s) failed or errored")
-    if review:
-        return IntentEvaluation("needs_review", "deterministic", f"{why}: {len(review)} assertion(s) need review")
-    return IntentEvaluation("passed", "deterministic", f"{why}: no assertion failed or errored")
 
 
 def _cut(text: str) -> str:

@@ -25,6 +25,7 @@ from litmus.judges.prompts import Prompt, intent_prompt
 from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
+from litmus.run.flow import deterministic_intent
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -124,7 +125,7 @@ class JudgeService:
 
     def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None) -> IntentEvaluation:
         if not suite.intent:
-            return intent_eval.deterministic(flow_run, "no suite intent")
+            return deterministic_intent(flow_run)
         threshold = float(suite.judge.threshold) if suite.judge and suite.judge.threshold is not None \
             else self.config.threshold
         data = json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str) if scenario else None
@@ -133,7 +134,9 @@ class JudgeService:
         try:
             decision = self.judge(prompt, threshold)
         except BudgetExhausted:
-            return intent_eval.deterministic(flow_run, f"judge budget of {self.config.max_calls} calls reached")
+            fallback = deterministic_intent(flow_run)
+            fallback.reason = f"judge budget of {self.config.max_calls} calls reached; deterministic: {fallback.reason}"
+            return fallback
         return IntentEvaluation(
             status=decision.status, method="judge", reason=decision.reason, score=decision.score,
             threshold=threshold, judge=JudgeRecord(decision.escalated, [t.record for t in decision.tiers]),
