@@ -1,0 +1,81 @@
+"""`litmus demo` end to end: target up, suites run with replayed judge verdicts, results and reports out.
+
+Shared with `bench/record_demo_cassettes.py`, which runs the same suites against the same target
+with a live (scripted) judge to re-record the cassettes: both take the judge settings from
+`demo_judge_config`, so what is recorded is exactly what the demo replays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
+from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
+from litmus.run.runner import FailOn, RunOptions
+
+# The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
+# an escalated and a needs_review outcome. The replay provider keys cassettes by prompt and tier only.
+ESCALATION_BAND = 10
+REPLAY = ProviderConfig("replay", "recorded")
+
+
+def demo_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` plus the documented LITMUS_DEMO_* values for the variables it does not set."""
+    return {**DEMO_ENVIRONMENT, **environ}
+
+
+def cassette_dir(probes: Path) -> Path:
+    """The directory whose `cassettes/` folder holds the demo's recorded verdicts: next to the suites."""
+    return probes if probes.is_dir() else probes.parent
+
+
+def demo_judge_config(probes: Path, tier1: ProviderConfig = REPLAY, tier2: ProviderConfig = REPLAY,
+                      record: bool = False) -> JudgeConfig:
+    return JudgeConfig(
+        provider=tier1.provider, model=tier1.model, base_url=tier1.base_url, api_key_env=tier1.api_key_env,
+        cache=cassette_dir(probes), escalation=EscalationConfig(ESCALATION_BAND, tier2),
+        # Replay never reads the verdict cache; recording must not either (every verdict is asked anew).
+        use_cache=False, record=record,
+        # Recording one call at a time keeps the scripted judge's answers in a fixed order.
+        concurrency=1 if record else 8,
+    )
+
+
+def has_cassettes(probes: Path) -> bool:
+    return any((cassette_dir(probes) / "cassettes").glob("*.json"))
+
+
+def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str], stdout: TextIO,
+             stderr: TextIO) -> int:
+    from litmus.errors import ProbeError
+    from litmus.judges import JudgeService
+    from litmus.load import load_suites
+    from litmus.report import write_reports
+    from litmus.results import write_results
+    from litmus.run.runner import failed_by, run_suites
+
+    environ = demo_environment(environ)
+    try:
+        suites = load_suites([probes], environ=environ).suites
+    except ProbeError as exc:
+        print(exc, file=stderr)
+        return 2
+    judge = JudgeService.from_config(demo_judge_config(probes), environ) if has_cassettes(probes) else None
+    if judge is None:
+        print(f"no recorded judge verdicts in {cassette_dir(probes) / 'cassettes'}: "
+              "LLM-based assertions are skipped (no judge configured)", file=stdout)
+    try:
+        with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
+            print(f"demo target listening on {base_url}", file=stdout)
+            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on), judge=judge, environ=environ)
+    finally:
+        if judge is not None:
+            judge.close()
+    write_results(out / "results.json", result)
+    paths = write_reports(result, out)
+    print(f"\nresults: {out / 'results.json'}", file=stdout)
+    for name, path in paths.items():
+        print(f"{name + ':':9}{path}", file=stdout)
+    return 1 if failed_by(result, fail_on) else 0
