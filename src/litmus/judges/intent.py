@@ -3,10 +3,12 @@
 The transcript is built from the flow run's results (already redacted by the runner): each step's
 request, its response cut to a bounded size, and its assertion outcomes with reasons. It is
 bounded as a whole too, so a long flow cannot blow up a judge call's cost. It leaves out what changes
-from run to run without changing the story (timings), so an unchanged run hits the verdict cache.
+from run to run without changing the story (timings, the target's host), so an unchanged run hits the verdict cache.
 """
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
 
 from litmus.results import FlowRunResult
 
@@ -20,7 +22,8 @@ def transcript(flow_run: FlowRunResult) -> str:
     for step in flow_run.steps:
         lines.append("")
         request = step.request
-        lines.append(f"Step {step.name!r}: {request.method} {request.url}" if request else f"Step {step.name!r}")
+        lines.append(f"Step {step.name!r}: {request.method} {_target_path(request.url)}" if request
+                     else f"Step {step.name!r}")
         if request and request.body:
             lines.append("Request body: " + _cut(request.body))
         if step.error:
@@ -43,6 +46,13 @@ def transcript(flow_run: FlowRunResult) -> str:
     if len(text) > MAX_TRANSCRIPT_CHARS:
         text = text[:MAX_TRANSCRIPT_CHARS] + f"\n[… transcript cut: {len(text) - MAX_TRANSCRIPT_CHARS} more characters]"
     return text
+
+
+def _target_path(url: str) -> str:
+    """The URL without scheme and host: a preview deployment's (or the demo's) address changes from run
+    to run without changing the story, and would defeat the verdict cache and the cassettes."""
+    parts = urlsplit(url)
+    return urlunsplit(("", "", parts.path or "/", parts.query, "")) if parts.netloc else url
 
 
 def _cut(text: str) -> str:
