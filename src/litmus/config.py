@@ -148,9 +148,11 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     for key, dest, variable, kind in _OVERRIDES:
         flag = getattr(args, dest, None)
         if flag is not None:
-            values[key], sources[key] = _coerce(flag, kind, key, Position(f"--{dest.replace('_', '-')}"))
+            values[key], sources[key] = _coerce(flag, kind, f"{key} (--{dest.replace('_', '-')})",
+                                                Position("<command line>"))
         elif environ.get(variable):
-            values[key], sources[key] = _coerce(environ[variable], kind, key, Position(variable))
+            values[key], sources[key] = _coerce(environ[variable], kind, f"{key} ({variable})",
+                                                Position("<environment>"))
     use_cache = not _flag(args, "no_cache", environ, "LITMUS_NO_CACHE")
     record = _flag(args, "record", environ, "LITMUS_RECORD")
     if not values:

@@ -8,13 +8,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from judge_helpers import ENV
-from support.fake_judge import API_KEY
 
 from litmus.config import resolve_config
 from litmus.judges import JudgeService
 from litmus.load import load_suites
 from litmus.results import validate
 from litmus.run.runner import RunOptions, run_suites
+from support.fake_judge import API_KEY
 
 TOKEN = "tok-canary-91c2"
 SUITE = """\
