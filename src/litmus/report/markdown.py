@@ -30,7 +30,7 @@ class Flavour:
     marker: bool  # the hidden sticky-comment marker
     details: bool  # fold long parts in <details> (our own raw HTML; never untrusted text)
     excerpts: bool  # full request/response excerpts, every judge tier, every flow run
-    budget: int | None  # None: no cap
+    budget: int  # the most the document may measure; whole findings are cut past it
     measure: Callable[[str], int] = len
     mismatch_rows: int | None = 20  # rows shown per finding (None: all)
     text_limit: int = 600  # characters of a judge reason or error shown
@@ -39,7 +39,10 @@ class Flavour:
 COMMENT = Flavour(marker=True, details=True, excerpts=False, budget=60_000)
 SUMMARY = Flavour(marker=False, details=True, excerpts=False, budget=SUMMARY_LIMIT - 48_576,
                   measure=lambda text: len(text.encode("utf-8")))
-FULL = Flavour(marker=False, details=False, excerpts=True, budget=None, mismatch_rows=None, text_limit=100_000)
+# The HTML report: no GitHub limit, but markdown-it renders about 0.2 MB of Markdown a second, so a
+# run with tens of thousands of findings is cut too (the first few hundred tell the story; the
+# rest are in results.json, junit.xml and litmus.sarif).
+FULL = Flavour(marker=False, details=False, excerpts=True, budget=1_000_000, mismatch_rows=None, text_limit=100_000)
 
 
 def render(result: RunResult, **options) -> str:
@@ -52,11 +55,11 @@ def document(result: RunResult, options: Options, flavour: Flavour) -> str:
     head = "\n\n".join(_head(result, options, findings, flavour)) + "\n"
     parts = [head]
     used = flavour.measure(head)
-    footer_room = flavour.measure(_footer(len(findings), options)) if flavour.budget else 0
+    footer_room = flavour.measure(_footer(len(findings), options))
     shown = 0
     for block in _blocks(result, options, findings, flavour):
         size = flavour.measure(block)
-        if flavour.budget is not None and used + size + footer_room > flavour.budget:
+        if used + size + footer_room > flavour.budget:
             break
         parts.append(block)
         used += size
@@ -69,7 +72,8 @@ def document(result: RunResult, options: Options, flavour: Flavour) -> str:
 def _footer(remaining: int, options: Options) -> str:
     where = f"[the report artifact]({options.artifact_url})" if options.artifact_url else "the report artifact"
     return (f"\n---\n\n**{remaining} more finding{'s' if remaining != 1 else ''} not shown here** (size limit). "
-            f"Every finding is in {where}: `report.html`, `litmus.sarif`, `junit.xml`, `results.json`.\n")
+            f"Every finding is in {where}: `results.json` and `junit.xml` (all), `report.html` and "
+            "`litmus.sarif` (the first thousands).\n")
 
 
 # ---- header: verdict and per-suite table ----
