@@ -239,7 +239,7 @@ def test_intent_evaluation_reads_intent_transcript_and_scenario(fake_judge, tmp_
     assert (good.status, good.method, good.score, good.threshold) == ("passed", "judge", 90, 75)
     assert bad.status == "failed" and bad.reason.endswith("the ETA is wrong")
     prompt = fake_judge.calls()[0].prompt
-    for expected in ("Customers get accurate answers", "POST http://shop.test/chat", "Response: HTTP 200\n",
+    for expected in ("Customers get accurate answers", "POST /chat", "Response: HTTP 200\n",
                      "Where is order 1042?", "assertion status_code: passed\n", '"eta": "2026-12-03"'):
         assert expected in prompt
 
