@@ -50,14 +50,16 @@ class Fields:
     Unknown keys are reported on creation; `take` checks one field and records its position.
     """
 
-    def __init__(self, item: Item, where: str, allowed: tuple[str, ...], collector: Collector) -> None:
+    def __init__(self, item: Item, where: str, allowed: tuple[str, ...], collector: Collector,
+                 *, extensions: bool = False) -> None:
         self.item = item
         self.where = where
         self.collector = collector
         self.field_pos: dict[str, Position] = {}
         self.ok = True
         for key, key_item in item.keys.items():
-            if key not in allowed:
+            # `x-` keys (where allowed) hold YAML anchors for reuse and are otherwise ignored.
+            if key not in allowed and not (extensions and key.startswith("x-")):
                 self.error(key_item, f"unknown key '{key}' in {where}{did_you_mean(key, allowed)}")
 
     def error(self, item: Item, message: str) -> None:

@@ -94,7 +94,7 @@ class SuiteBuilder:
     # -- suite ---------------------------------------------------------------------------------
 
     def build(self) -> Suite:
-        f = Fields(self.item, "the suite", SUITE_KEYS, self.c)
+        f = Fields(self.item, "the suite", SUITE_KEYS, self.c, extensions=True)
         version = f.raw("version")
         if version is None:
             f.error(self.item, "the suite needs 'version: 1'")
@@ -199,7 +199,9 @@ class SuiteBuilder:
         reference_file = f.take("reference_response_file", "string", default=None)
         if reference_file is not None:
             path = self.referenced_file(f, "reference_response_file", reference_file)
-            reference = self.read_text(f, "reference_response_file", path) if path else None
+            text = self.read_text(f, "reference_response_file", path) if path else None
+            # A text file's final newline is the file's, not the reference's.
+            reference = text.removesuffix("\n") if text is not None else None
         return Scenario(item.pos, f.field_pos, scenario_id, data, reference, data_file, reference_file)
 
     def data_file(self, f: Fields, relative: str) -> Any:

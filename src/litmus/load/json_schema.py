@@ -1,0 +1,190 @@
+"""The JSON Schema of the probe format, built from the loader's key lists and the assertion specs.
+
+The shipped copy, `litmus/schemas/probe-suite.schema.json`, serves editors (yaml-language-server
+autocomplete and hover) and users' own tooling. A test fails when it is stale; regenerate with
+
+    python -m litmus.load.json_schema > src/litmus/schemas/probe-suite.schema.json
+
+The loader checks more than a JSON Schema can say (duplicate names, template references, file
+existence, regex/JSONPath/JSON Schema validity, duplicate YAML keys); docs/probe-format.md lists it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from litmus.assertions import all_specs
+from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.load import suite as rules
+
+SCHEMA_ID = "https://github.com/litmus-lab/litmus/blob/main/src/litmus/schemas/probe-suite.schema.json"
+IDENTIFIER = "^[A-Za-z_][A-Za-z0-9_]*$"
+PERCENT = {"type": "number", "minimum": 0, "maximum": 100}
+SCALAR = {"type": ["string", "number"]}
+SCALARS = {"anyOf": [SCALAR, {"type": "array", "items": SCALAR}]}
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    schema.update(extra)
+    return schema
+
+
+def _described(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    return {"description": text, **schema}
+
+
+def _at_most_one(*names: str) -> dict[str, Any]:
+    pairs = [[a, b] for i, a in enumerate(names) for b in names[i + 1:]]
+    return {"not": {"anyOf": [{"required": pair} for pair in pairs]}}
+
+
+def _field(spec: FieldSpec) -> dict[str, Any]:
+    kind = spec.kind
+    if kind in ("regex", "jsonpath", "file"):
+        schema: dict[str, Any] = {"type": "string", "minLength": 1}
+    elif kind == "string":
+        schema = {"type": "string"}
+    elif kind in ("number", "integer", "boolean"):
+        schema = {"type": kind}
+    elif kind == "list":
+        schema = {"type": "array"}
+    elif kind == "json_schema":
+        schema = {"type": ["object", "boolean"]}
+    elif kind == "variable":
+        schema = {"type": "string", "pattern": IDENTIFIER}
+    elif kind == "choice":
+        schema = {"enum": list(spec.choices)}
+    elif kind == "status":
+        code = {"type": "integer", "minimum": 100, "maximum": 599}
+        schema = {"anyOf": [code, {"type": "array", "items": code, "minItems": 1},
+                            {"type": "string", "pattern": "^[1-5]xx$"}]}
+    else:  # any
+        schema = {}
+    if spec.minimum is not None:
+        schema["minimum"] = spec.minimum
+    if spec.maximum is not None:
+        schema["maximum"] = spec.maximum
+    return _described(schema, spec.doc)
+
+
+def _assertion(spec: AssertionSpec) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "type": {"const": spec.type, "description": spec.doc},
+        "name": {"type": "string", "description": "label in reports"},
+        "on_failure": {"enum": list(rules.ON_FAILURE), "description": "what a failure stops (default continue)"},
+    }
+    if spec.llm_based:
+        properties["threshold"] = _described(PERCENT, "pass threshold, percent (default: the judge's)")
+        properties["select"] = {"type": "string", "minLength": 1,
+                                "description": "JSONPath choosing the part of the response to judge"}
+    for name, field_spec in spec.fields.items():
+        properties[rules.yaml_key(spec, name)] = _field(field_spec)
+    required = ("type", *(rules.yaml_key(spec, n) for n, f in spec.fields.items() if f.required))
+    extra: dict[str, Any] = {}
+    groups = [[rules.yaml_key(spec, n) for n in group] for group in spec.exactly_one_of]
+    if groups:
+        extra["allOf"] = [{"oneOf": [{"required": [name]} for name in group]} for group in groups]
+    return _object(properties, required, **extra)
+
+
+def _request(*, defaults: bool) -> dict[str, Any]:
+    methods = [m for method in rules.METHODS for m in (method, method.lower())]
+    properties: dict[str, Any] = {
+        "method": {"enum": methods, "description": "HTTP method (default GET)"},
+        "url": {"type": "string", "minLength": 1, "description": "relative to base_url, or absolute"},
+        "headers": {"type": "object", "additionalProperties": SCALAR},
+        "query": {"type": "object", "additionalProperties": SCALARS},
+        "json": {"description": "JSON body (any value)"},
+        "body": {"type": "string", "description": "raw text body"},
+        "form": {"type": "object", "additionalProperties": SCALARS, "description": "form-encoded body"},
+        "timeout_ms": {"type": "number", "minimum": 1},
+        "follow_redirects": {"type": "boolean", "description": "default true"},
+    }
+    if defaults:
+        return _object({k: v for k, v in properties.items() if k in rules.DEFAULTS_KEYS})
+    return _object(properties, ("url",), **_at_most_one("json", "body", "form"))
+
+
+def _extraction() -> dict[str, Any]:
+    shapes = [
+        _object({"json_path": {"type": "string", "minLength": 1}}, ("json_path",)),
+        _object({"header": {"type": "string", "minLength": 1}}, ("header",)),
+        _object({"regex": {"type": "string", "minLength": 1},
+                 "group": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}}, ("regex",)),
+        _object({"status": {"const": True}}, ("status",)),
+    ]
+    return {"oneOf": shapes, "description": "exactly one of json_path, header, regex (+ group), status: true"}
+
+
+def build_schema() -> dict[str, Any]:
+    specs = all_specs()
+    assertion_defs = {f"assertion_{name}": _assertion(spec) for name, spec in specs.items()}
+    assertion = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"enum": list(specs), "description": "the assertion type"}},
+        "allOf": [
+            {"if": {"properties": {"type": {"const": name}}, "required": ["type"]},
+             "then": {"$ref": f"#/$defs/assertion_{name}"}}
+            for name in specs
+        ],
+    }
+    scenario = _object({
+        "id": {"type": "string", "minLength": 1},
+        "data": {"description": "the scenario's ground-truth data"},
+        "data_file": {"type": "string", "minLength": 1, "description": "JSON or YAML file, relative to the suite"},
+        "reference_response": {"type": "string"},
+        "reference_response_file": {"type": "string", "minLength": 1,
+                                    "description": "text file, relative to the suite"},
+    }, ("id",), allOf=[_at_most_one("data", "data_file"),
+                       _at_most_one("reference_response", "reference_response_file")])
+    step = _object({
+        "name": {"type": "string", "minLength": 1},
+        "request": {"$ref": "#/$defs/request"},
+        "extract": {"type": "object", "propertyNames": {"pattern": IDENTIFIER},
+                    "additionalProperties": {"$ref": "#/$defs/extraction"}},
+        "retry": _object({"attempts": {"type": "integer", "minimum": 1},
+                          "interval_ms": {"type": "number", "minimum": 0}}),
+        "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
+    }, ("name", "request"))
+    flow = _object({
+        "name": {"type": "string", "minLength": 1},
+        "runs": {"type": "integer", "minimum": 1, "description": "repeat the flow (default 1)"},
+        "steps": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}},
+    }, ("name", "steps"))
+    suite = _object({
+        "version": {"const": 1},
+        "suite": {"type": "string", "minLength": 1, "description": "the suite's name, unique across the run"},
+        "intent": {"type": "string", "description": "the suite's objective, the yardstick of Intent Evaluation"},
+        "pass_threshold": _described(PERCENT, "% of flow runs whose Intent Evaluation must pass (default 100)"),
+        "base_url": {"type": "string", "pattern": r"^https?://[^/\s]+"},
+        "defaults": {"$ref": "#/$defs/defaults"},
+        "variables": {"type": "object", "propertyNames": {"pattern": IDENTIFIER}},
+        "judge": _object({"threshold": PERCENT}),
+        "context": _object({"name": {"type": "string"},
+                            "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}}},
+                           ("scenarios",)),
+        "flows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/flow"}},
+    }, ("version", "suite", "flows"), patternProperties={"^x-": {"description": "ignored: a place for YAML anchors"}})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "Litmus probe suite, version 1",
+        **suite,
+        "$defs": {
+            "flow": flow, "step": step, "request": _request(defaults=False), "defaults": _request(defaults=True),
+            "extraction": _extraction(), "scenario": scenario, "assertion": assertion, **assertion_defs,
+        },
+    }
+
+
+def render() -> str:
+    return json.dumps(build_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")
