@@ -97,7 +97,7 @@ def run_suites(
     started_at = _now()
     redactor = redactor or Redactor()
     selected = [s for s in suites if not options.suites or s.name in options.suites]
-    for value in _secret_values(selected, environ):
+    for value in secret_values(selected, environ):
         redactor.register(value)
     runs = plan(selected, options)
     emit = on_event or (lambda event: None)
@@ -183,7 +183,7 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
     )
 
 
-def _secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[str]:
+def secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[str]:
     """Values of every `{{ secrets.NAME }}` the suites mention, registered before anything runs."""
     seen: set[str] = set()
     for text in _strings(suites):
@@ -195,6 +195,10 @@ def _secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[
                 if name not in seen and name in environ:
                     seen.add(name)
                     yield environ[name]
+
+
+# The action entrypoint imported it under this name first.
+_secret_values = secret_values
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -1,0 +1,148 @@
+"""Terminal output of a run: a progress line, one line per failure pointing at the probe, a summary.
+
+Everything printed that came from outside (response bodies, reasons, names from probe files) goes
+through `clean()` first: ANSI escapes and control characters are shown escaped, never interpreted,
+so a response cannot rewrite the terminal or forge CI log commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import TextIO
+
+from litmus.results import FlowRunResult, RunResult
+
+# C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+NOT_PASSED = ("failed", "error", "needs_review")
+
+
+def clean(text: object) -> str:
+    return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\u{ord(m.group()):04x}"), str(text))
+
+
+class Console:
+    """`verbosity`: -1 quiet (the verdict line only), 0 normal, 1 verbose (every flow run, all mismatches)."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, verbosity: int = 0,
+                 environ: Mapping[str, str] = os.environ) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.verbosity = verbosity
+        self.github = environ.get("GITHUB_ACTIONS") == "true"
+        self.color = _isatty(self.out) and not environ.get("NO_COLOR") and environ.get("TERM") != "dumb"
+        self.progress = verbosity >= 0 and _isatty(self.err) and not self.github
+        self._failed = 0
+
+    # -- while running
+    def on_event(self, event) -> None:
+        if event.kind == "flow_run":
+            if event.flow_run.intent_evaluation.status != "passed":
+                self._failed += 1
+            if self.verbosity > 0:
+                fr = event.flow_run
+                self._clear_progress()
+                print(f"{event.done}/{event.total} {self._status(fr.intent_evaluation.status)} "
+                      f"{clean(event.suite.name)} › {clean(fr.flow)}{_where(fr, fr.run_index > 0)}", file=self.out)
+        if self.progress and event.kind in ("started", "flow_run"):
+            failed = f", {self._failed} failed" if self._failed else ""
+            self.err.write(f"\r\x1b[K  {event.done}/{event.total} flow runs{failed}")
+            self.err.flush()
+        if event.kind == "finished":
+            self._clear_progress()
+
+    def _clear_progress(self) -> None:
+        if self.progress:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
+    # -- after the run
+    def report(self, result: RunResult, results_path: str | None = None) -> None:
+        if self.verbosity >= 0:
+            for line in self.failure_lines(result):
+                print(line, file=self.out)
+            for line in self.summary_lines(result):
+                print(line, file=self.out)
+        print(self.verdict_line(result, results_path), file=self.out)
+
+    def failure_lines(self, result: RunResult) -> list[str]:
+        lines: list[str] = []
+        for suite in result.suites:
+            repeated = {f.flow for f in suite.flow_runs if f.run_index > 0}
+            body: list[str] = []
+            for fr in suite.flow_runs:
+                where = _where(fr, fr.flow in repeated)
+                for step in fr.steps:
+                    head = f"{clean(fr.flow)}{where} › {clean(step.name)}"
+                    if step.status == "error":
+                        body.append(f"{clean(suite.file)}:{step.line} {head} › {self._status('error')}: "
+                                    f"{clean(step.error)}")
+                    for o in step.assertions:
+                        if o.status in NOT_PASSED or (self.verbosity > 0 and o.status == "skipped"
+                                                      and step.status != "error"):
+                            label = f"{o.type} ({clean(o.name)})" if o.name else o.type
+                            tag = "" if o.status == "failed" else f"{self._status(o.status)}: "
+                            body.append(f"{clean(suite.file)}:{o.line}:{o.column} {head} › {label} {tag}"
+                                        f"{clean(o.reason)}")
+                            if self.verbosity > 0:
+                                body.extend(f"    {clean(m.path)}: {clean(m.reason)}" for m in o.mismatches[1:])
+                if fr.intent_evaluation.method == "judge" and fr.intent_evaluation.status != "passed":
+                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › intent "
+                                f"{self._status(fr.intent_evaluation.status)}: {clean(fr.intent_evaluation.reason)}")
+            if body and self.github:
+                lines.append(f"::group::{clean(suite.name)}: {len(body)} finding(s)")
+                lines.extend(body)
+                lines.append("::endgroup::")
+            else:
+                lines.extend(body)
+        return lines
+
+    def summary_lines(self, result: RunResult) -> list[str]:
+        rows = [("Suite", "Flow runs passed", "Pass rate", "Threshold", "Verdict")]
+        for s in result.suites:
+            passed = sum(1 for f in s.flow_runs if f.intent_evaluation.status == "passed")
+            rows.append((clean(s.name), f"{passed}/{len(s.flow_runs)}", f"{s.pass_rate:g}%",
+                         f"{s.pass_threshold:g}%", s.verdict))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = [""]
+        for i, row in enumerate(rows):
+            cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=False)]
+            verdict = row[-1] if i == 0 else self._status(row[-1])
+            lines.append("  ".join([*cells, verdict]).rstrip())
+        return lines
+
+    def verdict_line(self, result: RunResult, results_path: str | None) -> str:
+        failed = sum(1 for s in result.suites if s.verdict == "failed")
+        total = len(result.suites)
+        word = self._status(result.verdict, result.verdict.upper())
+        text = f"{word}: {total - failed} of {total} suite{'s' if total != 1 else ''} passed"
+        if result.run.interrupted:
+            text += " (interrupted: partial results)"
+        if result.run.shard:
+            text += f" (shard {result.run.shard})"
+        if results_path:
+            text += f"; results in {clean(results_path)}"
+        return text
+
+    def _status(self, status: str, text: str | None = None) -> str:
+        text = text or status
+        code = {"passed": "32", "failed": "31", "error": "31", "needs_review": "33", "skipped": "90"}.get(status)
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and code else text
+
+
+def _where(fr: FlowRunResult, show_run: bool) -> str:
+    parts = [clean(fr.scenario)] if fr.scenario else []
+    if show_run:
+        parts.append(f"run {fr.run_index + 1}")
+    return f" [{', '.join(parts)}]" if parts else ""
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
