@@ -4,7 +4,7 @@ Formats (comma-separated, default all):
   sarif     litmus.sarif  SARIF 2.1.0 for GitHub code scanning (upload with github/codeql-action/upload-sarif)
   junit     junit.xml     JUnit XML for test reporters (mikepenz/action-junit-report, EnricoMi, Jenkins)
   markdown  comment.md    the sticky PR comment, at most 65,536 characters
-  html      report.html   one self-contained page with every finding and the full excerpts
+  html      report.html   one self-contained page: the findings with full request/response excerpts
   summary   summary.md    the job summary for $GITHUB_STEP_SUMMARY, at most 1 MiB
 
 Links to probe lines need the repository, server and commit; they default to what the results
