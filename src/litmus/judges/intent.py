@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from litmus.results import FlowRunResult
+from litmus.results import AssertionOutcome, FlowRunResult
 
 MAX_BODY_CHARS = 2_000
 MAX_TRANSCRIPT_CHARS = 16_000
@@ -40,12 +40,21 @@ def transcript(flow_run: FlowRunResult) -> str:
             label = f"{outcome.type}" + (f" {outcome.name!r}" if outcome.name else "")
             score = f" (score {outcome.score:g} / {outcome.threshold:g})" if outcome.score is not None else ""
             # A passed check's reason adds nothing for the judge, and may hold a timing (see above).
-            why = "" if outcome.status == "passed" else f": {outcome.reason}"
+            why = "" if outcome.status == "passed" else f": {_reason(outcome)}"
             lines.append(f"- assertion {label}: {outcome.status}{score}{why}")
     text = "\n".join(lines)
     if len(text) > MAX_TRANSCRIPT_CHARS:
         text = text[:MAX_TRANSCRIPT_CHARS] + f"\n[… transcript cut: {len(text) - MAX_TRANSCRIPT_CHARS} more characters]"
     return text
+
+
+def _reason(outcome: AssertionOutcome) -> str:
+    """Why the outcome is what it is; for a judged one the judges' own words, without which provider and
+    model gave them: that depends on the run's judge settings, and a cassette recorded with one judge must
+    replay under another (and an intent verdict cached under one tier-2 model stay valid for another)."""
+    if outcome.judge and outcome.judge.tiers:
+        return " / ".join(tier.reason for tier in outcome.judge.tiers)
+    return outcome.reason
 
 
 def _target_path(url: str) -> str:
