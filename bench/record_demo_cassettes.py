@@ -1,0 +1,159 @@
+"""Re-record the judge cassettes `litmus demo` replays (probes/cassettes/), offline.
+
+    python3 bench/record_demo_cassettes.py
+
+Runs the example suites against the demo target exactly as `litmus demo` does, but with a live
+two-tier judge: two scripted fake judges on 127.0.0.1 (tests/support/fake_judge.py) speaking the
+OpenAI wire format, with `--record` on. Every judge prompt gets the verdict scripted below, so the
+demo shows each judge outcome: passed, failed, escalated (tier 2 decided) and needs_review.
+
+Re-record after anything that changes a judge prompt (PROMPT_VERSION, prompt wording, the example
+suites, the demo target's replies): a cassette is keyed by the exact prompt and tier, and a stale
+one is simply not found (the assertion then reports the missing cassette). The script fails when a
+prompt matches no scripted verdict, so a new LLM-based assertion cannot slip in unrecorded.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from litmus.config import ProviderConfig  # noqa: E402
+from litmus.demo.run import cassette_dir, demo_environment, demo_judge_config  # noqa: E402
+from litmus.demo.target import DemoCredentials, running_demo_target  # noqa: E402
+from litmus.judges import JudgeService  # noqa: E402
+from litmus.load import load_suites  # noqa: E402
+from litmus.run.runner import RunOptions, run_suites  # noqa: E402
+from support.fake_judge import API_KEY, FakeJudge, Rule  # noqa: E402
+
+PROBES = ROOT / "probes"
+KEY_VARIABLE = "LITMUS_RECORDING_JUDGE_KEY"
+
+INTENT = "Criterion: The flow run achieved"
+RUBRIC = "Criterion: The response satisfies the rubric."
+TONE = "Criterion: The response's tone"
+FACTUAL = "Criterion: The response agrees with the ground-truth"
+ANSWERS = "Criterion: The response adequately answers"
+NO_HALLUCINATION = "Criterion: The response does not contradict the context"
+CONSISTENT = "Criterion: Nothing in the response contradicts the scenario data"
+ACCURATE = "Criterion: The response aligns with the approved reference response"
+INVENTS = "Criterion: The response invents no facts"
+CONTEXTUAL = "Criterion: The response meets the rubric, read with the scenario data"
+INVENTED_DATE = "5 December"  # only in the support answer for order 1042 (the demo's hallucination)
+
+
+def verdict(score: float, reason: str, *mismatches: tuple[str, str, str, str]) -> Rule:
+    return Rule(score=score, reason=reason,
+                mismatches=[dict(zip(("path", "expected", "actual", "reason"), m, strict=True)) for m in mismatches])
+
+
+# (every text the prompt must contain, the verdict). First match wins: specific entries first.
+TIER1: list[tuple[tuple[str, ...], Rule]] = [
+    ((INTENT, "Flow: Refund for a damaged item"), verdict(
+        88, "The assistant apologised, explained how to request the refund and when the money arrives; every "
+            "check passed except one awaiting review, which does not undermine the answer.")),
+    ((INTENT, "Flow: Delivery times"), verdict(
+        22, "The reply opens with a banned boilerplate disclaimer and promises free delivery from 40 EUR, "
+            "which the shop's policy puts at 50 EUR.",
+        ("steps.ask about delivery", "delivery free over 50 EUR, no disclaimer",
+         "\"As an AI language model\"; free over 40 EUR", "wrong policy stated in a banned voice"))),
+    ((INTENT, "scenario delayed-order"), verdict(
+        18, "The support answer gives 5 December as the new delivery date; the order data says 2026-12-03.",
+        ("steps.ask support", "eta 2026-12-03", "arrives on 5 December", "invented delivery date"))),
+    ((INTENT, "scenario delivered-order"), verdict(
+        92, "The shopper learns the order was delivered by UPS on 18 November 2026 and what to do if the "
+            "parcel is missing.")),
+    ((INTENT, "scenario unindexed-order"), verdict(
+        5, "Support answered 404 (order_not_indexed) for an order that exists: the shopper got no answer.",
+        ("steps.ask support", "the order's status and date", "HTTP 404 order_not_indexed", "no answer given"))),
+    ((RUBRIC,), verdict(
+        74, "Explains where to request the refund and the 14-day timing, but does not say who pays for "
+            "return postage; a reader may assume they do.")),
+    ((TONE,), verdict(93, "Apologetic and warm without grovelling; short, plain sentences.")),
+    ((FACTUAL,), verdict(90, "States that the refund reaches the card within 14 days of the item coming back, "
+                             "as the ground truth says.")),
+    ((ANSWERS,), verdict(
+        76, "Says a refund is possible and where to ask, but leaves open whether a photo of the damage is needed.")),
+    ((NO_HALLUCINATION,), verdict(
+        12, "Claims delivery is free on orders over 40 EUR; the context sets the threshold at 50 EUR.",
+        ("$", "Delivery is free on orders over 50 EUR", "free on orders over 40 EUR", "contradicts the context"))),
+    ((CONSISTENT, INVENTED_DATE), verdict(
+        15, "The answer moves the delivery date to 5 December; the scenario data says 2026-12-03.",
+        ("scenario.data.eta", "2026-12-03", "should now arrive on 5 December", "date contradicts the data"))),
+    ((CONSISTENT,), verdict(96, "Status, carrier and date all match the scenario data.")),
+    ((ACCURATE, INVENTED_DATE), verdict(
+        30, "Same status and carrier as the approved answer, but a different arrival date (5 vs 3 December).",
+        ("scenario.reference_response", "arrive on 3 December 2026", "arrive on 5 December",
+         "the commitment differs from the approved answer"))),
+    ((ACCURATE,), verdict(91, "Same facts and next step as the approved answer, in different words.")),
+    ((INVENTS, INVENTED_DATE), verdict(
+        20, "\"5 December\" appears nowhere in the scenario data; the data's eta is 2026-12-03.",
+        ("scenario.data.eta", "2026-12-03", "5 December", "invented date"))),
+    ((INVENTS,), verdict(93, "Every specific claim (delivered, UPS, 18 November 2026) is in the data.")),
+    ((CONTEXTUAL, INVENTED_DATE), verdict(
+        45, "Gives the status and a next step, but the expected date is wrong for this order.",
+        ("scenario.data.eta", "2026-12-03", "5 December", "wrong expected date"))),
+    ((CONTEXTUAL,), verdict(91, "States the delivery and its date, and offers a trace if the parcel is missing.")),
+]
+
+# The stronger second tier is asked only when tier 1 lands within the escalation band of the threshold.
+TIER2: list[tuple[tuple[str, ...], Rule]] = [
+    ((RUBRIC,), verdict(
+        90, "The rubric asks not to make the shopper pay for return postage; the reply asks for no payment at "
+            "all, so it meets the rubric. Refund route and timing are both explained.")),
+    ((ANSWERS,), verdict(
+        83, "Answers 'can I' and 'how', but whether photos of the damage are required is a reasonable part of "
+            "'how' and is missing; a human should decide if that matters here.")),
+]
+
+
+class ScriptedJudge(FakeJudge):
+    """The fake judge, answering by a script of needle tuples; unscripted prompts are collected."""
+
+    def __init__(self, script: list[tuple[tuple[str, ...], Rule]]):
+        super().__init__()
+        self.script = script
+        self.unscripted: list[str] = []
+
+    def _rule_for(self, prompt: str) -> Rule:
+        for needles, rule in self.script:
+            if all(needle in prompt for needle in needles):
+                return rule
+        self.unscripted.append(prompt)
+        return Rule(text="UNSCRIPTED PROMPT: add a verdict for it to bench/record_demo_cassettes.py")
+
+
+def main() -> int:
+    cassettes = cassette_dir(PROBES) / "cassettes"
+    for stale in cassettes.glob("*.json"):
+        stale.unlink()
+    with ScriptedJudge(TIER1) as tier1, ScriptedJudge(TIER2) as tier2:
+        environ = demo_environment({KEY_VARIABLE: API_KEY})
+        config = demo_judge_config(
+            PROBES,
+            ProviderConfig("openai", "scripted-judge-small", tier1.openai_base_url, KEY_VARIABLE),
+            ProviderConfig("openai", "scripted-judge-large", tier2.openai_base_url, KEY_VARIABLE),
+            record=True,
+        )
+        judge = JudgeService.from_config(config, environ)
+        suites = load_suites([PROBES], environ=environ).suites
+        try:
+            with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
+                run_suites(suites, RunOptions(base_url=base_url, concurrency=1), judge=judge, environ=environ)
+        finally:
+            judge.close()
+        unscripted = tier1.unscripted + tier2.unscripted
+        calls = len(tier1.calls()) + len(tier2.calls())
+    if unscripted:
+        for prompt in unscripted:
+            print("unscripted judge prompt:\n" + prompt[-1500:], file=sys.stderr)
+        return 1
+    print(f"{calls} judge calls, {len(list(cassettes.glob('*.json')))} cassettes in {cassettes.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
