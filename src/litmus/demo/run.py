@@ -49,7 +49,8 @@ def has_cassettes(probes: Path) -> bool:
 
 def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str], stdout: TextIO,
              stderr: TextIO) -> int:
-    from litmus.errors import ProbeError
+    from litmus.console import Console
+    from litmus.errors import ProbeError, render_diagnostics
     from litmus.judges import JudgeService
     from litmus.load import load_suites
     from litmus.report import write_reports
@@ -57,25 +58,27 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     from litmus.run.runner import failed_by, run_suites
 
     environ = demo_environment(environ)
+    console = Console(stdout, stderr, environ=environ)
     try:
         suites = load_suites([probes], environ=environ).suites
     except ProbeError as exc:
-        print(exc, file=stderr)
+        print(render_diagnostics(exc.diagnostics), file=stderr)
         return 2
+    cassettes = cassette_dir(probes) / "cassettes"
     judge = JudgeService.from_config(demo_judge_config(probes), environ) if has_cassettes(probes) else None
-    if judge is None:
-        print(f"no recorded judge verdicts in {cassette_dir(probes) / 'cassettes'}: "
-              "LLM-based assertions are skipped (no judge configured)", file=stdout)
+    print(f"judge: verdicts replayed from {cassettes}" if judge else
+          f"judge: none (no recorded verdicts in {cassettes}): LLM-based assertions are skipped", file=stdout)
     try:
         with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
-            print(f"demo target listening on {base_url}", file=stdout)
-            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on), judge=judge, environ=environ)
+            print(f"demo target: {base_url} (litmus.demo.target)\n", file=stdout)
+            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on), judge=judge, environ=environ,
+                                on_event=console.on_event)
     finally:
         if judge is not None:
             judge.close()
-    write_results(out / "results.json", result)
+    results_path = out / "results.json"
+    write_results(results_path, result)
     paths = write_reports(result, out)
-    print(f"\nresults: {out / 'results.json'}", file=stdout)
-    for name, path in paths.items():
-        print(f"{name + ':':9}{path}", file=stdout)
+    console.report(result, str(results_path))
+    print("reports: " + ", ".join(str(path) for path in paths.values()), file=stdout)
     return 1 if failed_by(result, fail_on) else 0
