@@ -113,6 +113,8 @@ class FakeJudge:
 def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: without TCP_NODELAY, Nagle plus delayed ACKs add ~40 ms.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args) -> None:
             pass

@@ -61,12 +61,11 @@ def judged_text(select: str | None, ctx: EvalContext) -> str:
     if select is None:
         text = ctx.response.text
     else:
-        from jsonpath_ng.ext import parse
-
+        from litmus.assertions._jsonpaths import find
         from litmus.run.response import BodyNotJSON
 
         try:
-            matches = [m.value for m in parse(select).find(ctx.response.json())]
+            matches = [value for _, value in find(select, ctx.response.json())]
         except BodyNotJSON as exc:
             raise NotJudgeable(f"select {select}: {exc}") from None
         if not matches:
