@@ -18,7 +18,7 @@ from litmus.assertions import all_specs
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.load import suite as rules
 
-SCHEMA_ID = "https://github.com/litmus-lab/litmus/blob/main/src/litmus/schemas/probe-suite.schema.json"
+SCHEMA_ID = "urn:litmus:probe-suite:1"
 IDENTIFIER = "^[A-Za-z_][A-Za-z0-9_]*$"
 PERCENT = {"type": "number", "minimum": 0, "maximum": 100}
 SCALAR = {"type": ["string", "number"]}
