@@ -110,6 +110,7 @@ def test_a_run_judges_assertions_and_intent_and_a_rerun_is_free(tmp_path, target
     by_type = {o.type: o for o in wrong.steps[0].assertions}
     assert by_type["consistent_with_scenario_data"].status == "failed"
     assert by_type["consistent_with_scenario_data"].mismatches[0].path == "scenario.data.status"
+    assert by_type["llm_rubric"].mismatches[0].path == "$.reply"  # the concrete path of the judged node
     assert all(o.status == "passed" for o in delayed.steps[0].assertions)
     assert (delayed.intent_evaluation.method, delayed.intent_evaluation.status) == ("judge", "passed")
     assert wrong.intent_evaluation.status == "failed"

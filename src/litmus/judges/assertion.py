@@ -35,8 +35,9 @@ def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutc
     return ctx.judge.evaluate_assertion(assertion, ctx)
 
 
-def build_prompt(assertion: Assertion, ctx: EvalContext) -> Prompt:
-    """The redacted prompt for one assertion; NotJudgeable when it cannot be built."""
+def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
+    """The redacted prompt for one assertion and where its judged text is in the response (a concrete
+    JSON path, or `$`); NotJudgeable when it cannot be built."""
     redact = ctx.redact
     try:
         params = {name: _text(ctx.render(value)) for name, value in assertion.params.items()}
@@ -51,13 +52,16 @@ def build_prompt(assertion: Assertion, ctx: EvalContext) -> Prompt:
             if not scenario.reference_response:
                 raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
             reference = redact(scenario.reference_response)
-    judged = Block("response", _judged_label(assertion.select), redact(judged_text(assertion.select, ctx)))
+    text, where = judged_text(assertion.select, ctx)
+    judged = Block("response", _judged_label(assertion.select), redact(text))
     intent = redact(ctx.suite.intent) if ctx.suite.intent else None
-    return assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference)
+    return assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference), where
 
 
-def judged_text(select: str | None, ctx: EvalContext) -> str:
-    """The body text, or the `select`ed JSON node(s): one string node as is, else JSON."""
+def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
+    """The body text, or the `select`ed JSON node(s): one string node as is, else JSON; and where it is
+    (`$`, the one node's concrete path, or the expression when it matched several nodes)."""
+    where = "$"
     if select is None:
         text = ctx.response.text
     else:
@@ -65,16 +69,16 @@ def judged_text(select: str | None, ctx: EvalContext) -> str:
         from litmus.run.response import BodyNotJSON
 
         try:
-            matches = [value for _, value in find(select, ctx.response.json())]
+            matches = find(select, ctx.response.json())
         except BodyNotJSON as exc:
             raise NotJudgeable(f"select {select}: {exc}") from None
         if not matches:
             raise NotJudgeable(f"select {select} matches no node in the response")
-        value: Any = matches[0] if len(matches) == 1 else matches
+        where, value = matches[0] if len(matches) == 1 else (select, [v for _, v in matches])
         text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
     if len(text) > MAX_JUDGED_CHARS:
         text = text[:MAX_JUDGED_CHARS] + f"\n[… {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
-    return text
+    return text, where
 
 
 def threshold_for(assertion: Assertion, ctx: EvalContext, default: float) -> float:
@@ -86,8 +90,7 @@ def threshold_for(assertion: Assertion, ctx: EvalContext, default: float) -> flo
     return default
 
 
-def decision_outcome(assertion: Assertion, decision: Decision, threshold: float) -> AssertionOutcome:
-    where = assertion.select or "$"
+def decision_outcome(assertion: Assertion, decision: Decision, threshold: float, where: str) -> AssertionOutcome:
     mismatches = [_placed(m, assertion.type, where) for m in (decision.verdict.mismatches if decision.verdict else ())]
     if decision.status != "passed" and not mismatches:
         expected = f"a score of at least {threshold:g}" if decision.status == "failed" else "a judge verdict"

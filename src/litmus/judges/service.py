@@ -111,7 +111,7 @@ class JudgeService:
     def evaluate_assertion(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
         threshold = judged_assertion.threshold_for(assertion, ctx, self.config.threshold)
         try:
-            prompt = judged_assertion.build_prompt(assertion, ctx)
+            prompt, where = judged_assertion.build_prompt(assertion, ctx)
         except judged_assertion.NotJudgeable as exc:
             return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, mismatches=[
                 Mismatch(assertion.select or "$", "a judgeable response", None, str(exc))])
@@ -121,7 +121,7 @@ class JudgeService:
             return judged_assertion.outcome(
                 assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} judge calls "
                 "were made in this run (raise judge.max_calls to judge more)", threshold=threshold)
-        return judged_assertion.decision_outcome(assertion, decision, threshold)
+        return judged_assertion.decision_outcome(assertion, decision, threshold, where)
 
     def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None) -> IntentEvaluation:
         if not suite.intent:
