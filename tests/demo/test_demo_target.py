@@ -115,6 +115,7 @@ def test_bad_requests_are_clear_errors(base_url):
     assert requests.get(f"{base_url}/api/orders/ord_99999", headers=auth).status_code == 404
     assert requests.get(f"{base_url}/nowhere").status_code == 404
     assert requests.get(f"{base_url}/chat").status_code == 405
+    assert requests.delete(f"{base_url}/api/orders").json()["error"] == "method_not_allowed"
 
 
 def test_search_is_deliberately_slow(base_url):

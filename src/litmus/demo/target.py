@@ -165,6 +165,9 @@ class DemoHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.dispatch()
 
+    # Other methods get the same JSON 404/405 errors as everything else.
+    do_PUT = do_PATCH = do_DELETE = do_POST
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
             super().log_message(format, *args)
