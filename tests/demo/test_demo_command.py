@@ -135,4 +135,12 @@ def test_demo_values_yield_to_variables_already_set(tmp_path):
     assert DEMO_ENVIRONMENT["LITMUS_DEMO_PASSWORD"] != environ["LITMUS_DEMO_PASSWORD"]
 
 
+def test_outside_a_clone_it_says_where_the_examples_are(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "litmus", "demo"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "probes/ not found" in done.stderr and "--probes" in done.stderr
+    assert not (tmp_path / "litmus-report").exists()
+
+
 DETERMINISTIC = {"status_code", "response_time", "json_path", "contains", "not_contains", "schema", "extract_match"}

@@ -44,6 +44,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from litmus.demo.run import run_demo
 
+    if not Path(args.probes).exists():
+        print(f"litmus demo: {args.probes} not found. The example suites live in the probes/ folder of the Litmus "
+              "repository: run `litmus demo` from a clone of it, or pass --probes PATH.", file=sys.stderr)
+        return 2
     status = run_demo(Path(args.probes), Path(args.out), args.fail_on, os.environ, sys.stdout, sys.stderr)
     if args.probes == DEFAULT_PROBES and status != 2:
         print("expected: FAILED, 1 of 3 suites passed: the demo target's bugs are deliberate (docs/demo.md)")
