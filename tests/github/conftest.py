@@ -9,7 +9,10 @@ if str(TESTS) not in sys.path:
 
 from support.fake_github import FakeGitHub  # noqa: E402
 
-EVENTS = Path(__file__).parent / "events"
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "container: runs the action's entrypoint in a venv built like its image (built once per session)")
 
 
 @pytest.fixture

@@ -1,24 +1,7 @@
 import re
 
 from litmus.github.envfiles import SUMMARY_LIMIT_BYTES, append_summary, fit_summary, write_outputs
-
-
-def parse_output_file(text: str) -> dict[str, str]:
-    """Read GITHUB_OUTPUT the way the runner does (name=value, or name<<DELIM ... DELIM)."""
-    values, lines, i = {}, text.split("\n"), 0
-    while i < len(lines) and lines[i]:
-        line = lines[i]
-        heredoc = re.match(r"^([^=<]+)<<(.+)$", line)
-        if heredoc:
-            name, delimiter = heredoc.groups()
-            end = lines.index(delimiter, i + 1)
-            values[name] = "\n".join(lines[i + 1:end])
-            i = end + 1
-        else:
-            name, value = line.split("=", 1)
-            values[name] = value
-            i += 1
-    return values
+from support.fake_github import parse_output_file
 
 
 def test_outputs_single_and_multi_line(tmp_path):

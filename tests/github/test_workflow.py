@@ -21,7 +21,9 @@ def test_empty_properties_are_left_out():
 
 def test_mask_registers_each_value_and_each_line_once():
     out = io.StringIO()
-    WorkflowCommands(out).mask(["tok", None, "", "tok", "first\nsecond"])
+    commands = WorkflowCommands(out)
+    commands.mask(["tok", None, "", "tok", "first\nsecond"])
+    commands.mask(["tok", "second"])
     assert out.getvalue().splitlines() == [
         "::add-mask::tok", "::add-mask::first%0Asecond", "::add-mask::first", "::add-mask::second",
     ]

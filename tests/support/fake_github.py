@@ -203,3 +203,21 @@ class FakeGitHub:
     def calls(self, method: str | None = None, path_pattern: str | None = None) -> list[Call]:
         return [c for c in self.state.calls
                 if (method is None or c.method == method) and (path_pattern is None or re.search(path_pattern, c.path))]
+
+
+def parse_output_file(text: str) -> dict[str, str]:
+    """Read GITHUB_OUTPUT the way the runner does (name=value, or name<<DELIM ... DELIM)."""
+    values, lines, i = {}, text.split("\n"), 0
+    while i < len(lines) and lines[i]:
+        line = lines[i]
+        heredoc = re.match(r"^([^=<]+)<<(.+)$", line)
+        if heredoc:
+            name, delimiter = heredoc.groups()
+            end = lines.index(delimiter, i + 1)
+            values[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+        else:
+            name, value = line.split("=", 1)
+            values[name] = value
+            i += 1
+    return values

@@ -37,8 +37,9 @@ def wait_until_ready(
             except requests.RequestException as exc:
                 last = type(exc).__name__
             elapsed = clock() - start
-            if clock() + interval_s > deadline:
+            if clock() >= deadline:
                 raise NotReady(f"{url} was not ready after {elapsed:.0f}s ({attempt} attempts, last: {last}); "
                                f"raise wait-timeout if the deployment needs longer")
             log(f"waiting for {url}: {last} ({elapsed:.0f}s of {timeout_s:.0f}s)")
-            sleep(interval_s)
+            # The last try lands on the deadline itself, however the interval divides the timeout.
+            sleep(max(0.0, min(interval_s, deadline - clock())))

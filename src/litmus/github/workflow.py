@@ -38,6 +38,7 @@ class WorkflowCommands:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
+        self._masked: set[str] = set()
 
     def _write(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -56,15 +57,15 @@ class WorkflowCommands:
         """Register secrets: the runner prints `***` for them from now on.
 
         A multi-line value is masked line by line too, since the runner matches log lines one at a time.
+        Each value is registered once per step, however often it is passed.
         """
-        seen: set[str] = set()
         for value in values:
             if not value:
                 continue
             for part in [value, *value.splitlines()]:
                 part = part.strip()
-                if part and part not in seen:
-                    seen.add(part)
+                if part and part not in self._masked:
+                    self._masked.add(part)
                     self._write(command_line("add-mask", part))
 
     def annotate(

@@ -1,0 +1,109 @@
+"""action.yml, the Dockerfile and the documented workflows, checked against GitHub's rules and schemas."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = ROOT / "tests" / "schemas"
+WORKFLOWS = sorted((ROOT / "docs" / "workflows").glob("*.yml"))
+
+
+def validate(document, schema_name: str) -> list[str]:
+    schema = json.loads((SCHEMAS / schema_name).read_text("utf-8"))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in Draft7Validator(schema).iter_errors(document)]
+
+
+def action() -> dict:
+    return yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+
+
+def test_action_yml_is_valid_against_the_schema():
+    assert validate(action(), "github-action.json") == []
+
+
+def test_action_yml_declares_the_documented_interface():
+    meta = action()
+    assert meta["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert meta["branding"]["icon"] and meta["branding"]["color"]
+    inputs = meta["inputs"]
+    assert {
+        "probes", "base-url", "config", "judge-provider", "judge-model", "judge-base-url", "judge-api-key",
+        "fail-on", "comment", "annotations", "changed-only", "shard", "output-dir", "wait-for", "wait-timeout",
+        "github-token", "check-run", "merge",
+    } == set(inputs)
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in inputs)  # kebab-case
+    assert all(spec["description"] and "default" in spec for spec in inputs.values())
+    defaults = {name: spec["default"] for name, spec in inputs.items()}
+    assert defaults["probes"] == "probes" and defaults["output-dir"] == "litmus-report"
+    assert defaults["fail-on"] == "suite" and defaults["annotations"] == "changed"
+    assert defaults["comment"] == "true" and defaults["changed-only"] == "false" and defaults["check-run"] == "true"
+    assert defaults["github-token"] == "${{ github.token }}"
+    assert {"verdict", "passed", "failed", "needs-review", "results-path", "sarif-path", "junit-path",
+            "markdown-path", "html-path", "comment-url"} <= set(meta["outputs"])
+
+
+def test_every_input_is_read_by_the_entrypoint():
+    source = (ROOT / "src" / "litmus" / "commands" / "action.py").read_text("utf-8")
+    read = set(re.findall(r'read_(?:bool_|choice_)?input\(environ, "([a-z-]+)"', source))
+    assert read == set(action()["inputs"])
+
+
+def test_every_input_and_output_is_documented():
+    doc = (ROOT / "docs" / "github-action.md").read_text("utf-8")
+    meta = action()
+    missing = [name for name in [*meta["inputs"], *meta["outputs"]] if f"`{name}`" not in doc]
+    assert missing == []
+
+
+def test_dockerfile_follows_githubs_container_action_rules():
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text("utf-8").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    instructions = [line.split()[0] for line in lines if re.match(r"^[A-Z]+\s", line)]
+    assert instructions[0] == "FROM" and re.fullmatch(r"FROM python:3\.\d+-slim(-\w+)?", lines[0])
+    assert "USER" not in instructions and "WORKDIR" not in instructions
+    entrypoint = next(line for line in lines if line.startswith("ENTRYPOINT"))
+    command = json.loads(entrypoint.removeprefix("ENTRYPOINT"))
+    assert command[0].startswith("/") and command[1:] == ["action"]  # exec form, absolute
+    text = "\n".join(lines)
+    # Cache-friendly order: the pinned dependencies are installed before the source is copied.
+    assert text.index("requirements.lock") < text.index("COPY src") < text.index("--no-deps")
+    ignore = (ROOT / ".dockerignore").read_text("utf-8").split()
+    assert ignore[ignore.index("*") + 1:][:4] == ["!requirements.lock", "!pyproject.toml", "!README.md", "!src/"]
+
+
+def test_lock_pins_every_runtime_dependency_exactly():
+    pins = dict(line.split("==") for line in (ROOT / "requirements.lock").read_text("utf-8").splitlines()
+                if line and not line.startswith("#"))
+    names = {name.lower().replace("_", "-") for name in pins}
+    assert {"pyyaml", "jsonpath-ng", "requests", "junit-xml", "markdown-it-py", "jsonschema", "urllib3"} <= names
+    assert all(re.fullmatch(r"\d+(\.\d+)*(\.post\d+)?", version) for version in pins.values())
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_documented_workflows_are_valid(path):
+    workflow = yaml.safe_load(path.read_text("utf-8"))
+    # PyYAML reads YAML 1.1, where the key `on` is the boolean True.
+    workflow["on"] = workflow.pop(True)
+    assert validate(workflow, "github-workflow.json") == []
+    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write", "checks": "write",
+                                       "security-events": "write"}
+    steps = [step.get("uses", "") for job in workflow["jobs"].values() for step in job["steps"]]
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in steps)
+    assert any(u.startswith("actions/upload-artifact@") for u in steps)
+    assert any(u.startswith("actions/cache") for u in steps)
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("github/codeql-action/upload-sarif@"):
+                assert step["with"]["category"]
+            if step.get("uses", "").startswith("litmus-lab/litmus@"):
+                assert set(step.get("with", {})) <= set(action()["inputs"])
+
+
+def test_the_three_documented_workflows_exist():
+    names = {p.name for p in WORKFLOWS}
+    assert {"litmus-pull-request.yml", "litmus-deployment-status.yml", "litmus-sharded.yml"} <= names
