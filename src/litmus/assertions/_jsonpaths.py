@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -11,9 +12,21 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @lru_cache(maxsize=1024)
 def compile_path(expression: str):
-    from jsonpath_ng.ext import parse  # ext: filters, arithmetic and len() too
+    return _parser().parse(expression)
 
-    return parse(expression)
+
+_local = threading.local()
+
+
+def _parser():
+    """This thread's parser. jsonpath_ng's `parse()` builds a new LALR table on every call (15-150 ms);
+    one parser per thread (they are not thread-safe) builds it once."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        from jsonpath_ng.ext.parser import ExtendedJsonPathParser  # ext: filters, arithmetic and len() too
+
+        parser = _local.parser = ExtendedJsonPathParser()
+    return parser
 
 
 def find(expression: str, document: Any) -> list[tuple[str, Any]]:
