@@ -1,0 +1,96 @@
+"""`litmus action` in process (the container tests run the real entrypoint): sharding + merge,
+changed-only, invalid probes and missing inputs."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from litmus.commands.action import main
+from litmus.demo.target import start_demo_target, stop_demo_target
+from support.fake_github import parse_output_file
+
+FIXTURE = Path(__file__).parent / "workspace"
+EVENTS = Path(__file__).parent / "events"
+REPO = "acme/shop"
+
+
+@pytest.fixture(scope="module")
+def target():
+    server, url = start_demo_target()
+    yield url
+    stop_demo_target(server)
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def action(workspace: Path, gh_url: str, event: str = "pull_request", **inputs) -> tuple[int, str, dict]:
+    output = workspace.parent / "output"
+    output.write_text("")
+    environ = {
+        "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(EVENTS / f"{event}.json"),
+        "GITHUB_EVENT_NAME": "push" if event == "push" else "pull_request", "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh_url, "GITHUB_OUTPUT": str(output), "INPUT_GITHUB-TOKEN": "ghs_t",
+        "LITMUS_DEMO_TOKEN": "demo-api-token",
+        **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
+    }
+    out = io.StringIO()
+    code = main(environ, out)
+    return code, out.getvalue(), parse_output_file(output.read_text())
+
+
+def test_shards_then_merge_report_once(target, workspace, fake_github):
+    fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/chat.yaml", "status": "modified"}]
+    for k in (1, 2):
+        code, _, outputs = action(workspace, fake_github.url, base_url=target, shard=f"{k}/2", comment="false",
+                                  check_run="false", annotations="none", fail_on="never", output_dir=f"shards/{k}")
+        assert code == 0 and outputs["results-path"] == f"shards/{k}/results.json"
+        assert json.loads((workspace / outputs["results-path"]).read_text())["run"]["shard"] == f"{k}/2"
+    assert fake_github.state.calls == [] or all(c.method == "GET" for c in fake_github.state.calls)
+    code, stdout, outputs = action(workspace, fake_github.url, merge="shards")
+    assert code == 1 and "merged 2 shard result(s): verdict failed" in stdout
+    merged = json.loads((workspace / outputs["results-path"]).read_text())
+    assert merged["run"]["shard"] is None and {s["name"] for s in merged["suites"]} == {"Chat", "Catalog"}
+    assert sum(len(s["flow_runs"]) for s in merged["suites"]) == 2
+    assert len(fake_github.state.comments[(REPO, 42)]) == 1 and len(fake_github.state.check_runs) == 1
+
+
+def test_merge_refuses_a_missing_shard(target, workspace, fake_github):
+    action(workspace, fake_github.url, base_url=target, shard="1/2", comment="false", check_run="false",
+           fail_on="never", output_dir="shards/1")
+    code, stdout, _ = action(workspace, fake_github.url, merge="shards")
+    assert code == 2 and stdout.count("::error title=Litmus::merge: ") == 1
+
+
+def test_changed_only_runs_the_suites_the_pr_touched(target, workspace, fake_github):
+    fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/catalog.yaml", "status": "modified"}]
+    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+                                   comment="false", check_run="false")
+    results = json.loads((workspace / outputs["results-path"]).read_text())
+    assert [s["name"] for s in results["suites"]] == ["Catalog"]
+    assert "changed-only: 1 of 2 suite(s) touched by this PR" in stdout
+    # The one finding, on a changed file, is annotated through the log (no check run asked for).
+    (error,) = [line for line in stdout.splitlines() if line.startswith("::error")]
+    assert "file=probes/catalog.yaml,line=11" in error and code == 1
+
+
+def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_github):
+    (workspace / "probes" / "broken.yaml").write_text("version: 1\nsuite: Broken\nflows: []\n")
+    code, stdout, outputs = action(workspace, fake_github.url, base_url=target)
+    assert code == 2 and outputs == {}
+    assert any(line.startswith("::error title=Litmus%3A invalid probe file,file=probes/broken.yaml,line=3,")
+               for line in stdout.splitlines())
+
+
+def test_base_url_is_required_without_a_deployment_event(workspace, fake_github):
+    code, stdout, _ = action(workspace, fake_github.url, event="push")
+    assert code == 2 and "::error title=Litmus::input 'base-url' is required" in stdout
