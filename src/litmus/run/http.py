@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -77,10 +78,15 @@ class HttpClient:
         self.adapter = HTTPAdapter(pool_connections=8, pool_maxsize=max(pool_size, 1), max_retries=retries)
         self.max_body_bytes = max_body_bytes
         self.watchdog = Watchdog()
+        # Proxy and CA settings from the environment, looked up once per origin rather than per
+        # request (requests rescans os.environ and ~/.netrc on every request otherwise).
+        self._environment_session = requests.Session()
+        self._environment: dict[tuple[str, str], dict[str, Any]] = {}
 
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
         session = requests.Session()
+        session.trust_env = False  # see _settings
         session.mount("http://", self.adapter)
         session.mount("https://", self.adapter)
         return session
@@ -97,13 +103,21 @@ class HttpClient:
 
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
-        settings = session.merge_environment_settings(prepared.url, {}, True, None, None)
+        settings = self._settings(prepared.url)
         start = time.perf_counter()
         try:
             resp = session.send(prepared, timeout=timeout_s, allow_redirects=out.follow_redirects, **settings)
         except requests.RequestException as exc:
             raise TransportError(describe_transport_error(exc, out.timeout_ms)) from None
         return self._read(resp, start, start + timeout_s, out.timeout_ms)
+
+    def _settings(self, url: str) -> dict[str, Any]:
+        origin = tuple(urlsplit(url)[:2])
+        settings = self._environment.get(origin)
+        if settings is None:
+            settings = self._environment_session.merge_environment_settings(url, {}, True, None, None)
+            self._environment[origin] = settings
+        return settings
 
     def _read(self, resp: requests.Response, start: float, deadline: float, timeout_ms: float) -> Response:
         chunks: list[bytes] = []
