@@ -19,8 +19,8 @@ In order:
   6. exits by `fail-on`: 1 when the run failed by it, 2 on bad input, else 0. A comment or check
      run GitHub refuses (a fork PR's read-only token) is a warning, never a failure.
 
-Try it locally, as the container would be run:
-  INPUT_BASE-URL=http://127.0.0.1:8000 INPUT_COMMENT=false GITHUB_WORKSPACE=$PWD litmus action
+Try it locally, as the container would be run (`env`, since a shell cannot assign a name with a hyphen):
+  env INPUT_BASE-URL=http://127.0.0.1:8000 INPUT_COMMENT=false GITHUB_WORKSPACE=$PWD litmus action
 """
 
 from __future__ import annotations
