@@ -201,7 +201,7 @@ class _Action:
         from litmus.errors import ProbeError
         from litmus.judges.service import JudgeConfigError, JudgeService
         from litmus.load import load_suites
-        from litmus.run.runner import RunOptions, _secret_values, run_suites
+        from litmus.run.runner import RunOptions, run_suites, secret_values
 
         inputs = self.inputs
         environ = self.environ
@@ -215,7 +215,7 @@ class _Action:
             return None
         suites = loaded.suites
         # Before any output that could echo them (the runner redacts them from every report too).
-        self.out.mask(_secret_values(suites, environ))
+        self.out.mask(secret_values(suites, environ))
         self._report_diagnostics(loaded.warnings)
 
         base_url = inputs.base_url or self.ctx.deployment_url()
