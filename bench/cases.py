@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 MAX_MS = 1000
+SCHEMA_FILE = "item.schema.json"
 
 # What every served document must look like: the "schema" check of each case.
 SCHEMA = {
@@ -95,8 +96,14 @@ def _dump_yaml(data: dict, path: Path) -> None:
     path.write_text(yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, width=1000))
 
 
-def write_litmus_suite(cases: list[Case], path: Path) -> None:
-    """One suite, one flow per case (flows are Litmus' unit of concurrency), one step per flow."""
+def write_litmus_suite(cases: list[Case], path: Path, shared_schema: bool = False) -> None:
+    """One suite, one flow per case (flows are Litmus' unit of concurrency), one step per flow.
+
+    With `shared_schema` the schema is one file next to the suite (`schema_file`), else inline in every step.
+    """
+    if shared_schema:
+        (path.parent / SCHEMA_FILE).write_text(json.dumps(SCHEMA, indent=2))
+    schema_check = {"type": "schema", **({"schema_file": SCHEMA_FILE} if shared_schema else {"schema": SCHEMA})}
     flows = [
         {
             "name": case.name,
@@ -108,7 +115,7 @@ def write_litmus_suite(cases: list[Case], path: Path) -> None:
                         {"type": "status_code", "expected": 200},
                         {"type": "json_path", "path": "$.id", "expected": case.expected_id},
                         {"type": "contains", "value": case.substring},
-                        {"type": "schema", "schema": SCHEMA},
+                        schema_check,
                         {"type": "response_time", "max_ms": MAX_MS},
                     ],
                 }
@@ -119,8 +126,12 @@ def write_litmus_suite(cases: list[Case], path: Path) -> None:
     _dump_yaml({"version": 1, "suite": f"bench-{len(cases)}", "flows": flows}, path)
 
 
-def write_stepci_workflow(cases: list[Case], path: Path, base_url: str) -> None:
-    """One workflow, one test per case (Step CI's unit of concurrency), one step per test."""
+def write_stepci_workflow(cases: list[Case], path: Path, base_url: str, shared_schema: bool = False) -> None:
+    """One workflow, one test per case (Step CI's unit of concurrency), one step per test.
+
+    With `shared_schema` the schema is a workflow component every step `$ref`s, else inline in every step.
+    """
+    schema_check = {"$ref": "#/components/schemas/Item"} if shared_schema else SCHEMA
     tests = {
         case.name: {
             "steps": [
@@ -134,7 +145,7 @@ def write_stepci_workflow(cases: list[Case], path: Path, base_url: str) -> None:
                             "jsonpath": {"$.id": case.expected_id},
                             # `in` on a string given is a substring test (String.prototype.includes).
                             "body": [{"in": case.substring}],
-                            "schema": SCHEMA,
+                            "schema": schema_check,
                             "performance": {"total": [{"lt": MAX_MS}]},
                         },
                     },
@@ -143,29 +154,38 @@ def write_stepci_workflow(cases: list[Case], path: Path, base_url: str) -> None:
         }
         for case in cases
     }
-    workflow = {
-        "version": "1.1", "name": f"bench-{len(cases)}", "config": {"http": {"baseURL": base_url}}, "tests": tests,
-    }
+    workflow = {"version": "1.1", "name": f"bench-{len(cases)}", "config": {"http": {"baseURL": base_url}}}
+    if shared_schema:
+        workflow["components"] = {"schemas": {"Item": SCHEMA}}
+    workflow["tests"] = tests
     _dump_yaml(workflow, path)
 
 
-def _newman_test_script(case: Case) -> list[str]:
+def _newman_test_script(case: Case, shared_schema: bool) -> list[str]:
+    # Newman has no shared-schema mechanism; the idiomatic stand-in is a collection variable.
+    schema = 'JSON.parse(pm.collectionVariables.get("schema"))' if shared_schema else json.dumps(SCHEMA)
     return [
         'pm.test("status_code", () => pm.response.to.have.status(200));',
         f'pm.test("json_path", () => pm.expect(pm.response.json().id).to.eql({case.expected_id}));',
         f'pm.test("contains", () => pm.expect(pm.response.text()).to.include({json.dumps(case.substring)}));',
-        f'pm.test("schema", () => pm.response.to.have.jsonSchema({json.dumps(SCHEMA)}));',
+        f'pm.test("schema", () => pm.response.to.have.jsonSchema({schema}));',
         f'pm.test("response_time", () => pm.expect(pm.response.responseTime).to.be.below({MAX_MS}));',
     ]
 
 
-def write_newman_collection(cases: list[Case], path: Path, base_url: str) -> None:
-    """One Postman v2.1 collection, one request item per case, checks in each item's test script."""
+def write_newman_collection(cases: list[Case], path: Path, base_url: str, shared_schema: bool = False) -> None:
+    """One Postman v2.1 collection, one request item per case, checks in each item's test script.
+
+    With `shared_schema` the schema is a collection variable, else a literal in every test script.
+    """
     items = [
         {
             "name": case.name,
             "request": {"method": "GET", "url": "{{base}}" + case.path},
-            "event": [{"listen": "test", "script": {"type": "text/javascript", "exec": _newman_test_script(case)}}],
+            "event": [{
+                "listen": "test",
+                "script": {"type": "text/javascript", "exec": _newman_test_script(case, shared_schema)},
+            }],
         }
         for case in cases
     ]
@@ -174,7 +194,7 @@ def write_newman_collection(cases: list[Case], path: Path, base_url: str) -> Non
             "name": f"bench-{len(cases)}",
             "schema": "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
         },
-        "variable": [{"key": "base", "value": base_url}],
+        "variable": [{"key": "base", "value": base_url}, {"key": "schema", "value": json.dumps(SCHEMA)}],
         "item": items,
     }
     path.write_text(json.dumps(collection))
