@@ -194,10 +194,6 @@ def secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[s
     return [environ[name] for name in names if name in environ]
 
 
-# The action entrypoint imported it under this name first.
-_secret_values = secret_values
-
-
 def _judge_totals(judge: Any) -> JudgeTotals:
     if judge is None:
         return JudgeTotals()
