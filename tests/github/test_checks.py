@@ -2,13 +2,13 @@ import pytest
 
 from litmus.github.api import GitHubAPIError, GitHubClient
 from litmus.github.checks import publish_check_run
-from litmus.github.findings import Finding
+from litmus.github.findings import Annotation
 
 REPO = "acme/shop"
 
 
 def findings(n):
-    return [Finding("error" if i % 3 else "warning", "probes/a.yaml", i + 1, 3, f"t{i}", f"m{i}") for i in range(n)]
+    return [Annotation("error" if i % 3 else "warning", "probes/a.yaml", i + 1, 3, f"t{i}", f"m{i}") for i in range(n)]
 
 
 def test_all_annotations_arrive_in_batches_of_fifty(fake_github):

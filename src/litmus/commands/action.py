@@ -43,7 +43,7 @@ from litmus.github.context import (
     read_input,
 )
 from litmus.github.envfiles import append_summary, write_outputs
-from litmus.github.findings import Finding, cap_per_level, findings, select
+from litmus.github.findings import Annotation, annotations, cap_per_level, select
 from litmus.github.workflow import WorkflowCommands
 from litmus.results import RunResult
 
@@ -163,7 +163,7 @@ class _Action:
         if result is None:
             return 2
         paths = self._write_reports(result)
-        all_findings = findings(result)
+        all_findings = annotations(result)
         selected = select(all_findings, self.inputs.annotations, self.changed_files())
         check_url = self._publish_check_run(result, paths, selected)
         if check_url is None:
@@ -383,7 +383,7 @@ class _Action:
         # GitHub's own error text, shown with command parsing off.
         self.out.echo_untrusted(str(exc))
 
-    def _publish_check_run(self, result: RunResult, paths: dict[str, Path], selected: list[Finding]) -> str | None:
+    def _publish_check_run(self, result: RunResult, paths: dict[str, Path], selected: list[Annotation]) -> str | None:
         from litmus.github.checks import publish_check_run
 
         sha = self.ctx.head_sha()
@@ -405,7 +405,7 @@ class _Action:
         self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
         return check.url
 
-    def _annotate_in_log(self, selected: list[Finding], paths: dict[str, Path]) -> None:
+    def _annotate_in_log(self, selected: list[Annotation], paths: dict[str, Path]) -> None:
         shown, omitted = cap_per_level(selected)
         for finding in shown:
             self.out.annotate(finding.level, finding.message, file=finding.file, line=finding.line,

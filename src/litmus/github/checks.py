@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from litmus.github.api import GitHubClient
-from litmus.github.findings import Finding
+from litmus.github.findings import Annotation
 
 CHECK_NAME = "Litmus"
 ANNOTATIONS_PER_REQUEST = 50
@@ -28,7 +28,7 @@ class CheckRun:
     requests: int
 
 
-def annotation(finding: Finding) -> dict:
+def annotation(finding: Annotation) -> dict:
     return {
         "path": finding.file,
         "start_line": finding.line,
@@ -47,7 +47,7 @@ def _clip(text: str, limit: int) -> str:
 
 def publish_check_run(
     client: GitHubClient, repository: str, head_sha: str, *, conclusion: str, title: str, summary: str,
-    findings: Sequence[Finding], details_url: str | None = None, name: str = CHECK_NAME,
+    findings: Sequence[Annotation], details_url: str | None = None, name: str = CHECK_NAME,
 ) -> CheckRun:
     """Create a completed check run with the verdict as conclusion and every finding as an annotation."""
     batches = [list(findings[i: i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(findings), ANNOTATIONS_PER_REQUEST)]

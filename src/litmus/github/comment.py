@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from litmus.github.api import GitHubAPIError, GitHubClient
+from litmus.report.markdown import MARKER
 
-MARKER = "<!-- litmus-report -->"
 WORKFLOW_TOKEN_LOGIN = "github-actions[bot]"
 # GitHub refuses a comment body longer than 65,536 characters (HTTP 422).
 BODY_LIMIT = 65_536

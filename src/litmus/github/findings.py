@@ -1,26 +1,29 @@
-"""Findings to annotate: what failed, where in the probe file, most important first. Pure functions.
+"""Annotations: the report findings as GitHub annotations, most important first. Pure functions.
 
-One finding per probe location and level: an assertion that failed in several flow runs (scenarios,
-`runs: N`) is one annotation saying in how many, not N identical ones. Levels: a failed or errored
-assertion, a step that got no response and a judged intent that was not met are errors; an outcome
-the judges could not decide (`needs_review`) is a warning.
+The findings themselves (what counts, levels, runs folded together) come from
+`litmus.report.findings`, the one list every report uses; this module only shapes them for the
+annotation channels (check-run annotations, workflow commands) and picks which to show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from litmus.results import FlowRunResult, RunResult
+from litmus.report.findings import collect, context_text, summary_sentence
+from litmus.results import RunResult
 
 # GitHub shows at most this many error and this many warning annotations per step; the rest vanish.
 WORKFLOW_ANNOTATIONS_PER_LEVEL = 10
 _LEVEL_ORDER = {"error": 0, "warning": 1, "notice": 2}
 _MISMATCHES_SHOWN = 5
+# Appended to the finding's label in the title; a transport error's label ("no response") says it all.
+_STATE = {"failed": " failed", "transport_error": "", "error": " could not be evaluated",
+          "needs_review": " needs review"}
 
 
 @dataclass(frozen=True)
-class Finding:
+class Annotation:
     level: str  # error | warning | notice
     file: str
     line: int
@@ -29,83 +32,42 @@ class Finding:
     message: str
 
 
-def _where(flow_run: FlowRunResult) -> str:
-    return f"scenario {flow_run.scenario}" if flow_run.scenario else f"run {flow_run.run_index + 1}"
-
-
-def _assertion_message(outcome) -> str:
-    lines = [outcome.reason]
-    for mismatch in outcome.mismatches[:_MISMATCHES_SHOWN]:
-        lines.append(f"{mismatch.path}: {mismatch.reason}")
-    if len(outcome.mismatches) > _MISMATCHES_SHOWN:
-        lines.append(f"... and {len(outcome.mismatches) - _MISMATCHES_SHOWN} more mismatches")
-    return "\n".join(lines)
-
-
-def _raw_findings(result: RunResult) -> Iterable[tuple[Finding, str]]:
-    """(finding, which flow run) in document order, one per failing outcome."""
-    for suite in result.suites:
-        for flow_run in suite.flow_runs:
-            head = f"{suite.name} › {flow_run.flow}"
-            for step in flow_run.steps:
-                if step.status == "error" and step.error:
-                    yield Finding("error", suite.file, step.line, 1, f"{head} › {step.name}: no response",
-                                  step.error), _where(flow_run)
-                for outcome in step.assertions:
-                    level = {"failed": "error", "error": "error", "needs_review": "warning"}.get(outcome.status)
-                    if level is None:
-                        continue
-                    label = outcome.name or outcome.type
-                    state = {"failed": "failed", "error": "could not be evaluated",
-                             "needs_review": "needs review"}[outcome.status]
-                    yield Finding(level, suite.file, outcome.line, outcome.column,
-                                  f"{head} › {step.name}: {label} {state}", _assertion_message(outcome)), \
-                        _where(flow_run)
-            intent = flow_run.intent_evaluation
-            if intent.method == "judge" and intent.status != "passed":
-                level = "warning" if intent.status == "needs_review" else "error"
-                yield Finding(level, suite.file, flow_run.line, 1, f"{head}: intent {intent.status.replace('_', ' ')}",
-                              intent.reason), _where(flow_run)
-
-
-def findings(result: RunResult) -> list[Finding]:
-    """Every finding of a run, merged by location and level, errors first, then in document order."""
-    merged: dict[tuple, tuple[Finding, list[str]]] = {}
-    for finding, where in _raw_findings(result):
-        key = (finding.level, finding.file, finding.line, finding.column, finding.title)
-        if key in merged:
-            merged[key][1].append(where)
-        else:
-            merged[key] = (finding, [where])
+def annotations(result: RunResult) -> list[Annotation]:
+    """Every finding of a run as an annotation, errors first, then in probe-file order."""
     out = []
-    for finding, wheres in merged.values():
-        if len(wheres) > 1:
-            finding = Finding(finding.level, finding.file, finding.line, finding.column, finding.title,
-                              f"{finding.message}\n(in {len(wheres)} flow runs: {', '.join(wheres)})")
-        out.append(finding)
-    return sorted(out, key=lambda f: _LEVEL_ORDER[f.level])
+    for finding in collect(result):
+        lines = [summary_sentence(finding)]
+        mismatches = finding.outcome.mismatches if finding.outcome else []
+        lines += [f"{m.path}: {m.reason}" for m in mismatches[1:_MISMATCHES_SHOWN]]
+        if len(mismatches) > _MISMATCHES_SHOWN:
+            lines.append(f"... and {len(mismatches) - _MISMATCHES_SHOWN} more mismatches")
+        lines.append(f"({context_text(finding)})")
+        title = f"{finding.where}: {finding.label}{_STATE[finding.kind]}"
+        out.append(Annotation(finding.level, finding.suite.file, finding.line, finding.column, title,
+                              "\n".join(lines)))
+    return sorted(out, key=lambda a: _LEVEL_ORDER[a.level])
 
 
-def select(all_findings: Sequence[Finding], mode: str, changed_files: set[str] | None) -> list[Finding]:
-    """The findings to annotate for `annotations: changed | all | none`.
+def select(all_annotations: Sequence[Annotation], mode: str, changed_files: set[str] | None) -> list[Annotation]:
+    """The annotations to show for `annotations: changed | all | none`.
 
-    `changed` keeps findings in probe files the PR changed; outside a PR (no change set known) it keeps all.
+    `changed` keeps those in probe files the PR changed; outside a PR (no change set known) it keeps all.
     """
     if mode == "none":
         return []
     if mode == "all" or changed_files is None:
-        return list(all_findings)
-    return [f for f in all_findings if f.file in changed_files]
+        return list(all_annotations)
+    return [a for a in all_annotations if a.file in changed_files]
 
 
 def cap_per_level(
-    selected: Sequence[Finding], limit: int = WORKFLOW_ANNOTATIONS_PER_LEVEL,
-) -> tuple[list[Finding], int]:
-    """The first `limit` findings of each level (the rest GitHub would drop silently) and how many were left."""
-    shown: list[Finding] = []
+    selected: Sequence[Annotation], limit: int = WORKFLOW_ANNOTATIONS_PER_LEVEL,
+) -> tuple[list[Annotation], int]:
+    """The first `limit` annotations of each level (the rest GitHub would drop silently) and how many were left."""
+    shown: list[Annotation] = []
     counts: dict[str, int] = {}
-    for finding in selected:
-        counts[finding.level] = counts.get(finding.level, 0) + 1
-        if counts[finding.level] <= limit:
-            shown.append(finding)
+    for annotation in selected:
+        counts[annotation.level] = counts.get(annotation.level, 0) + 1
+        if counts[annotation.level] <= limit:
+            shown.append(annotation)
     return shown, len(selected) - len(shown)
