@@ -30,7 +30,7 @@ def many_failures(count: int, per_step: int = 10) -> RunResult:
         assertions = [
             AssertionOutcome("json_path", "failed", f"value {s}-{a} differs", 10 + a, 7,
                              name=f"check {s}-{a}",
-                             mismatches=[Mismatch(f"$.items[{a}].price", a, a + 1, "not equal")])
+                             mismatches=[Mismatch(f"$.items[{a}].price", a, a + 1, f"expected {a}, got {a + 1}")])
             for a in range(per_step)
         ]
         steps.append(StepResult(f"step {s}", 9, "failed", request=RequestExcerpt("GET", f"https://t.example/items/{s}"),

@@ -34,7 +34,7 @@ def test_comment_structure(result):
     link = "https://github.com/octo-org/shop/blob/0123456789abcdef0123456789abcdef01234567/probes/checkout.yaml#L32"
     assert f"[`probes/checkout.yaml:32:11`]({link})" in comment
     assert "**Request:** `POST https://shop.example.com/chat?key=***` → 200 in 812\\.25 ms" in comment
-    assert "| `$.order.status` | `delayed` | `shipped` | `not equal` |" in comment
+    assert '| `$.order.status` | `delayed` | `shipped` | `expected "delayed", got "shipped"` |' in comment
     assert "decided by tier 2 \\(anthropic\\/claude\\-sonnet\\-4\\-5\\)\\, escalated from tier 1" in comment
     assert "curl -X POST 'https://shop.example.com/chat?key=***' -H 'Authorization: Bearer ***'" in comment
 

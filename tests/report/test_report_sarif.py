@@ -57,7 +57,7 @@ def test_one_result_per_finding_with_documented_levels(result):
     assert [r["level"] for r in by_rule["json_path"]] == ["error", "warning"]  # failed; could not be evaluated
     # The key point comes first: which path, what was expected, what came back.
     failed = by_rule["json_path"][0]
-    assert failed["message"]["text"].startswith("json_path failed at $.order.status: expected delayed, got shipped")
+    assert failed["message"]["text"].startswith('json_path failed at $.order.status: expected "delayed", got "shipped"')
     assert failed["properties"]["litmus"]["runs"] == [0, 1]
     region = failed["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (32, 11)

@@ -140,5 +140,5 @@ def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
     if negate:
         context = text[max(0, at - 40): at + len(value) + 40]
         reason = f"body contains {show(value)} at character {at}: {show(context)}"
-        return failed(assertion, [mismatch("$", None, context, reason)])
+        return failed(assertion, [mismatch("$", f"no {show(value)}", context, reason)])
     return failed(assertion, [mismatch("$", value, text[:200], f"body does not contain {show(value)}")])

@@ -248,11 +248,12 @@ def summary_sentence(finding: Finding) -> str:
     if finding.kind == "needs_review":
         return f"{finding.label} needs human review: {finding.reason}"
     if outcome is not None and outcome.mismatches:
+        # The mismatch's own reason says it best ('expected number, got string "12.50"'); the
+        # expected and actual values are in the table every format shows beside it.
         first = outcome.mismatches[0]
         more = len(outcome.mismatches) - 1
         tail = f" (+{more} more mismatch{'es' if more > 1 else ''})" if more else ""
-        return (f"{finding.label} failed at {first.path}: expected {show(first.expected, 80)}, "
-                f"got {show(first.actual, 80)}{tail}")
+        return f"{finding.label} failed at {first.path}: {clip(first.reason, 160)}{tail}"
     if finding.score is not None and finding.threshold is not None:
         return f"{finding.label} failed: score {finding.score:g} below threshold {finding.threshold:g}"
     return f"{finding.label} failed: {finding.reason}"
@@ -274,6 +275,10 @@ def response_text(step: StepResult) -> str:
     return f"{step.response.status} in {step.response.elapsed_ms:g} ms"
 
 
+# Headers curl sets itself from the command: repeating them breaks the command once the body is edited.
+_CURL_COMPUTES = {"content-length", "connection", "host"}
+
+
 def curl_command(request: RequestExcerpt, body_limit: int | None = None) -> str:
     """A shell-quoted curl reproducing the (already redacted) request."""
     argv = ["curl"]
@@ -281,7 +286,8 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None) -> str:
         argv += ["-X", request.method.upper()]
     argv.append(request.url)
     for name, value in request.headers.items():
-        argv += ["-H", f"{name}: {value}"]
+        if name.lower() not in _CURL_COMPUTES:
+            argv += ["-H", f"{name}: {value}"]
     if request.body is not None:
         body = request.body if body_limit is None else clip(request.body, body_limit)
         argv += ["--data-raw", body]
