@@ -6,6 +6,7 @@ on first use, so files that need neither load without paying for them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -40,10 +41,26 @@ def jsonpath_error(expr: str) -> str | None:
 
 
 def json_schema_error(schema: Any) -> str | None:
-    from jsonschema import exceptions, validators
-
     if not isinstance(schema, (dict, bool)):
         return "a JSON Schema must be a mapping (or true/false)"
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _check_schema(schema)
+    # Checking against the 2020-12 meta-schema costs ~6 ms per schema ($dynamicRef lookups), and
+    # suites repeat the same inline schema in many steps: check each distinct schema once.
+    if key not in _SCHEMA_ERRORS:
+        _SCHEMA_ERRORS[key] = _check_schema(schema)
+    return _SCHEMA_ERRORS[key]
+
+
+# Canonical JSON of a schema -> its error (None: valid). Schemas are plain data, so the text is the identity.
+_SCHEMA_ERRORS: dict[str, str | None] = {}
+
+
+def _check_schema(schema: Any) -> str | None:
+    from jsonschema import exceptions, validators
+
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
         cls.check_schema(schema)
