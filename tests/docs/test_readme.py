@@ -1,0 +1,44 @@
+"""The README's examples are real: its probe suite loads, its workflow is valid, its commands match CI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from litmus.load import load_suites
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def fenced(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", README, re.DOTALL | re.MULTILINE)
+
+
+def test_readme_suite_loads_cleanly(tmp_path):
+    (suite,) = [block for block in fenced("yaml") if block.lstrip().startswith("# yaml-language-server")]
+    path = tmp_path / "readme.yaml"
+    path.write_text(suite)
+    result = load_suites([path], root=tmp_path, environ={"API_TOKEN": "t"})
+    assert [s.name for s in result.suites] == ["Checkout assistant"]
+    assert result.warnings == []
+    types = [a.type for a in result.suites[0].flows[0].steps[0].assertions]
+    assert types == ["status_code", "json_path", "schema", "response_time", "consistent_with_scenario_data", "tone"]
+
+
+def test_readme_workflow_is_a_valid_github_workflow():
+    (workflow,) = [block for block in fenced("yaml") if "runs-on:" in block]
+    data = yaml.safe_load(workflow)
+    data["on"] = data.pop(True)  # PyYAML reads the key `on` as the boolean true
+    schema = json.loads((ROOT / "tests" / "schemas" / "github-workflow.json").read_text("utf-8"))
+    jsonschema.Draft7Validator(schema).validate(data)
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    (commands,) = fenced("sh")
+    test_command = [line for line in commands.splitlines() if "pytest" in line][0].strip()
+    assert test_command in (ROOT / ".ci" / "run").read_text("utf-8")
