@@ -42,3 +42,10 @@ def test_ci_runs_exactly_the_readme_test_command():
     (commands,) = fenced("sh")
     test_command = [line for line in commands.splitlines() if "pytest" in line][0].strip()
     assert test_command in (ROOT / ".ci" / "run").read_text("utf-8")
+
+
+def test_reports_doc_shows_a_real_comment():
+    doc = (ROOT / "docs" / "reports.md").read_text("utf-8")
+    (excerpt,) = re.findall(r"^````markdown\n(.*?)^````", doc, re.DOTALL | re.MULTILINE)
+    golden = (ROOT / "tests" / "report" / "golden" / "comment.md").read_text("utf-8")
+    assert golden.startswith(excerpt), "docs/reports.md's excerpt drifted from tests/report/golden/comment.md"
