@@ -10,8 +10,10 @@ read as such a mapping is reported, since it might have been meant as a suite.
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +78,8 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     suites: list[Suite] = []
     names: dict[str, Suite] = {}
     for path in files:
-        suite = _load_file(path, root, collector, environ, strict_env, warn_if_not_suite=path in explicit)
+        with _gc_paused():
+            suite = _load_file(path, root, collector, environ, strict_env, warn_if_not_suite=path in explicit)
         if suite is None:
             continue
         if suite.name in names:
@@ -90,6 +93,23 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     if collector.errors:
         raise ProbeError(sorted(collector.diagnostics, key=_order))
     return LoadResult(suites, sorted(collector.warnings, key=_order))
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one file loads.
+
+    Loading builds large acyclic trees fast (YAML nodes, positioned Items, the model): the collector
+    would traverse them again and again as they grow, for nothing to free (it made loading 1000
+    steps 2.5 times slower). The file size is capped, so memory stays bounded; refcounting still frees.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _order(diagnostic: Diagnostic) -> tuple:
