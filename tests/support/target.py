@@ -103,7 +103,8 @@ class Target:
         self.route(path, lambda req: (status, {"Content-Type": content_type}, body))
 
     def fault(self, path: str, kind: str) -> None:
-        """kind: reset_mid_body, trickle, endless, gzip_bomb, redirect_loop, http10_close, close_no_response."""
+        """kind: reset_mid_headers, reset_mid_body, trickle, trickle_slow, endless, gzip_bomb, redirect_loop,
+        http10_close, close_no_response."""
         self.routes[path] = kind
 
     # -- serving
@@ -125,25 +126,32 @@ class Target:
         status, headers, payload = handler(request)
         _send(h, status, headers, payload)
 
+    def _fault_reset_mid_headers(self, h) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: applica")
+        h.wfile.flush()
+        time.sleep(0.05)
+        _reset(h)
+
     def _fault_reset_mid_body(self, h) -> None:
         h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"partial\":")
         h.wfile.flush()
         time.sleep(0.05)
-        # SO_LINGER 0 makes close() send a RST instead of a FIN.
-        h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        h.connection.close()
-        h.close_connection = True
+        _reset(h)
 
-    def _fault_trickle(self, h) -> None:
+    def _fault_trickle(self, h, interval: float = 0.05) -> None:
         h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n")
         try:
             for _ in range(100000):
                 h.wfile.write(b"x")
                 h.wfile.flush()
-                time.sleep(0.05)
+                time.sleep(interval)
         except OSError:
             pass
         h.close_connection = True
+
+    def _fault_trickle_slow(self, h) -> None:
+        """One byte per second."""
+        self._fault_trickle(h, interval=1.0)
 
     def _fault_endless(self, h) -> None:
         h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -170,6 +178,13 @@ class Target:
 
     def _fault_close_no_response(self, h) -> None:
         h.close_connection = True
+
+
+def _reset(h: BaseHTTPRequestHandler) -> None:
+    # SO_LINGER 0 makes close() send a RST instead of a FIN.
+    h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    h.connection.close()
+    h.close_connection = True
 
 
 def _send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
