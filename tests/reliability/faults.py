@@ -37,7 +37,7 @@ EXPECTED: dict[str, Expect] = {
     "50 MB body": Expect(outcomes=("passed", "error", "passed"), reason="cut at the size cap", truncated=True),
     "gzip bomb": Expect(outcomes=("passed", "error", "failed"), reason="cut at the size cap", truncated=True),
     "redirect loop": Expect(error="redirect loop: more than 30 redirects"),
-    "unresolvable .invalid host": Expect(error="host name not found"),
+    "unresolvable .invalid host": Expect(error="is a reserved name that never resolves (RFC 6761)"),
 }
 
 

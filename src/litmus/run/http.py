@@ -103,6 +103,11 @@ class HttpClient:
 
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
+        host = (urlsplit(prepared.url).hostname or "").rstrip(".")
+        if host == "invalid" or host.endswith(".invalid"):
+            # RFC 6761: `.invalid` never resolves. The system resolver would still ask the network
+            # (and wait out its timeout when there is none), so answer at once.
+            raise TransportError(f"host name not found: {host} is a reserved name that never resolves (RFC 6761)")
         settings = self._settings(prepared.url)
         start = time.perf_counter()
         try:
