@@ -55,26 +55,29 @@ def _reason(error) -> str:
     return error.message
 
 
-# Validators built once per schema (an inline schema per assertion, a file per path).
+# Validators built once per distinct schema: an inline schema by its canonical JSON, a file by its
+# reference; each with the suite file its relative `$ref`s resolve against. Suites repeat the same
+# inline schema in many steps, and building (and warming) a validator costs more than using one.
 _VALIDATORS: dict = {}
 
 
 def _validator(assertion, suite):
+    import json
     from pathlib import Path
 
     params = assertion.params
     if "schema_file" in params:
-        path = (Path(suite.abs_path).parent / params["schema_file"]).resolve()
-        key = str(path)
+        key = (suite.abs_path, "file", params["schema_file"])
     else:
-        path = Path(suite.abs_path).resolve()
-        key = id(assertion)
-    cached = _VALIDATORS.get(key)
-    if cached is not None and (cached[0] is assertion or "schema_file" in params):
-        return cached[1]
-    schema = _load_schema(path) if "schema_file" in params else params["schema"]
-    validator = _build_validator(schema, path)
-    _VALIDATORS[key] = (assertion, validator)
+        key = (suite.abs_path, "inline", json.dumps(params["schema"], sort_keys=True, default=repr))
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if "schema_file" in params:
+            path = (Path(suite.abs_path).parent / params["schema_file"]).resolve()
+            schema = _load_schema(path)
+        else:
+            path, schema = Path(suite.abs_path).resolve(), params["schema"]
+        validator = _VALIDATORS[key] = _build_validator(schema, path)
     return validator
 
 
