@@ -15,6 +15,7 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from litmus import __version__
@@ -88,6 +89,8 @@ class HTTPProvider:
         except requests.exceptions.Timeout:
             raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
         except requests.exceptions.RequestException as exc:
+            if _timed_out(exc):  # a timeout that was retried surfaces as a ConnectionError
+                raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
             raise self._error(f"request failed: {exc}") from None
         if reply.status_code >= 400:
             raise self._error(f"HTTP {reply.status_code}: {_provider_message(reply)}", status=reply.status_code)
@@ -159,6 +162,12 @@ class AnthropicProvider(HTTPProvider):
         text = "".join(texts)
         usage = data.get("usage") or {}
         return Completion(text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+
+
+def _timed_out(exc: requests.RequestException) -> bool:
+    """Whether urllib3 gave up on a read timeout (requests wraps it in a ConnectionError after retries)."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, ReadTimeoutError)
 
 
 def _provider_message(reply: requests.Response) -> str:
