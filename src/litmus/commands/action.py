@@ -246,7 +246,8 @@ class _Action:
         shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
         with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
             try:
-                result = run_suites(suites, options, judge=judge, environ=environ, on_event=self._progress)
+                result = run_suites(suites, options, judge=judge, environ=environ, on_event=self._progress,
+                                    redactor=self._redactor())
             finally:
                 if judge:
                     judge.close()
@@ -254,6 +255,14 @@ class _Action:
         result.run.server_url = result.run.server_url or self.ctx.server_url
         result.run.git_sha = result.run.git_sha or self.ctx.head_sha() or None
         return result
+
+    def _redactor(self):
+        """The runner's redactor, also hiding the GitHub token (a probe may send `{{ env.GITHUB_TOKEN }}`)."""
+        from litmus.run.redact import Redactor
+
+        redactor = Redactor()
+        redactor.register(self.inputs.github_token)
+        return redactor
 
     @staticmethod
     def _tiers(judge):

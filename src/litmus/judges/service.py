@@ -236,6 +236,11 @@ class JudgeService:
             text = text.replace(secret, "***")
         return text
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The API keys of the tiers: the runner masks them everywhere, like `{{ secrets.NAME }}` values."""
+        return self._secrets
+
     def totals(self) -> JudgeTotals:
         with self._lock:
             wall = (self._last_end - self._first_start) * 1000 if self._first_start is not None else 0.0

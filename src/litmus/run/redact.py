@@ -1,11 +1,13 @@
 """Secret redaction: every registered secret value becomes `***` in anything the run writes or prints.
 
-Values are registered as templates resolve `{{ secrets.NAME }}`; their URL-encoded forms are
-registered too, because a secret in a query string reaches the recorded URL percent-encoded.
+Values are registered before the run (every `{{ secrets.NAME }}`, the judge's API keys, the GitHub
+token); their URL-encoded and JSON-escaped forms are registered too, because a secret in a query
+string reaches the recorded URL percent-encoded, and a target echoing a JSON body escapes it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import fields, is_dataclass
@@ -25,7 +27,10 @@ class Redactor:
         text = value if isinstance(value, str) else str(value)
         if not text:
             return
-        forms = {text, quote(text, safe=""), quote_plus(text)}
+        # As sent in a query string, and as a target echoing a JSON body writes it (`"` -> `\"`, non-ASCII
+        # -> `\uXXXX`): results only ever hold decoded text, but response bodies are kept as received.
+        forms = {text, quote(text, safe=""), quote_plus(text), json.dumps(text)[1:-1],
+                 json.dumps(text, ensure_ascii=False)[1:-1]}
         with self._lock:
             if forms <= self._values:
                 return

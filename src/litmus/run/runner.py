@@ -97,7 +97,9 @@ def run_suites(
     started_at = _now()
     redactor = redactor or Redactor()
     selected = [s for s in suites if not options.suites or s.name in options.suites]
-    for value in secret_values(selected, environ):
+    # The judge's API keys too: a probe may send `{{ env.OPENAI_API_KEY }}` (or the action's
+    # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
+    for value in [*secret_values(selected, environ), *getattr(judge, "secrets", ())]:
         redactor.register(value)
     runs = plan(selected, options)
     emit = on_event or (lambda event: None)
