@@ -113,17 +113,18 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
         shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
         transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
     )
+    # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop) as signals:
         try:
             result = run_suites(suites, options, judge=judge, on_event=console.on_event)
         finally:
             if judge is not None:
                 judge.close()
-    out = Path(args.out)
-    results_path = out / "results.json"
-    write_results(results_path, result)
-    _write_reports(result, out, formats)
-    console.report(result, str(results_path))
+        out = Path(args.out)
+        results_path = out / "results.json"
+        write_results(results_path, result)
+        _write_reports(result, out, formats)
+        console.report(result, str(results_path))
     if signals.exit_code:
         return signals.exit_code
     return 1 if failed_by(result, args.fail_on) else 0

@@ -1,0 +1,71 @@
+"""One interruption trial: a judged run against a slow target, a signal at a chosen moment, and the
+promises checked on what the run left behind. Shared by tests/reliability and bench/reliability.py."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+from pipeline import SIGNAL_EXIT, check_run, finish, leftovers, litmus_env, start_litmus, write_suite
+
+from support.fake_judge import API_KEY
+
+SUITE = """version: 1
+suite: Slow
+flows:
+  - name: ask
+    runs: 40
+    steps:
+      - name: one
+        request: {url: "/slow?run={{ run.index }}"}
+        assertions:
+          - {type: status_code, expected: 200}
+          - {type: llm_rubric, rubric: "Says ok (run {{ run.index }})"}
+      - name: two
+        request: {url: "/slow?step=2"}
+        assertions:
+          - {type: json_path, path: $.ok, expected: true}
+"""
+
+
+def serve_slow(target, seconds: float = 0.05) -> None:
+    target.route("/slow", lambda req: time.sleep(seconds) or (200, {"Content-Type": "application/json"},
+                                                                b'{"ok": true}'))
+
+
+def trial(root: Path, target, judge, signum: int, delay: float) -> dict:
+    """Run, send `signum` `delay` seconds after the target saw its first request, check everything."""
+    write_suite(root, "slow.yaml", SUITE)
+    (root / "litmus.yaml").write_text(
+        f"judge:\n  provider: openai\n  model: judge-small\n  base_url: {judge.openai_base_url}\n"
+        "  api_key_env: JUDGE_KEY\n  cache: cache\n")
+    seen = len(target.requests)
+    started = time.monotonic()
+    proc, out, err = start_litmus(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
+                                  cwd=root, env=litmus_env(JUDGE_KEY=API_KEY))
+    while len(target.requests) == seen and proc.poll() is None and time.monotonic() - started < 30:
+        time.sleep(0.005)
+    time.sleep(delay)
+    finished_first = proc.poll() is not None
+    if not finished_first:
+        proc.send_signal(signum)
+    ran = finish(proc, out, err, started)
+    result = check_run(root / "out")
+    assert "Traceback" not in ran.output, ran.output
+    if finished_first:
+        assert ran.code in (0, 1) and not result.run.interrupted
+    else:
+        assert ran.code == SIGNAL_EXIT[signum], (ran.code, ran.output)
+        assert result.run.interrupted and result.verdict == "failed"
+    assert leftovers(root) == []
+    cache = sorted((root / "cache").rglob("*.json"))
+    for path in cache:
+        entry = json.loads(path.read_text("utf-8"))
+        assert isinstance(entry["reply"], str) and entry["verdict"]["score"] == 90
+    flow_runs = result.suites[0].flow_runs
+    return {"signal": signal.Signals(signum).name, "delay_s": round(delay, 3), "exit": ran.code,
+            "interrupted": result.run.interrupted, "flow_runs": len(flow_runs),
+            "outcomes": sum(1 for _ in result.iter_outcomes()), "cache_files": len(cache),
+            "max_rss_mib": round(ran.max_rss_mib, 1)}
