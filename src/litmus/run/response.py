@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -47,7 +48,26 @@ class Response:
             if self.truncated:
                 raise BodyNotJSON(f"body is not JSON (cut at the size cap): {self.describe_body()}")
             try:
-                self._json = (json.loads(self.body),)
+                value = json.loads(self.body)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
+            if _SURROGATE_ESCAPE.search(self.body):
+                value = _without_lone_surrogates(value)
+            self._json = (value,)
         return self._json[0]
+
+
+# `"\ud800"` is valid JSON but decodes to a lone surrogate, which no UTF-8 writer accepts: results.json
+# and every report would fail to write. Paired escapes decode to one proper character and are untouched.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
