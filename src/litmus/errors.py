@@ -14,7 +14,7 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)  # slots: the loader keeps one per YAML value
 class Position:
     """A place in a source file; line and column are 1-based, `path` is as the user gave it."""
 

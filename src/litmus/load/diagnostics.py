@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from litmus.errors import Diagnostic, Position, Severity
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """Where something is in a source file: its start and how many characters to underline."""
 
