@@ -50,7 +50,8 @@ class Renderer:
         if isinstance(value, str):
             return self._render_text(value, _depth) if "{{" in value else value
         if isinstance(value, Mapping):
-            return {self.render(k, _depth): self.render(v, _depth) for k, v in value.items()}
+            # A key is text whatever its template gives (`{{ scenario.data.items }}` may be a list).
+            return {_key(self.render(k, _depth)): self.render(v, _depth) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.render(v, _depth) for v in value]
         return value
@@ -105,6 +106,10 @@ class Renderer:
             else:
                 raise TemplateError(f"scenario '{self.scenario.id}' data has no '{path}' ('{name}')")
         return value
+
+
+def _key(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool) or value is None else _as_text(value)
 
 
 def _as_text(value: Any) -> str:
