@@ -14,7 +14,7 @@ text: JSON needs string keys, and `on:`/`yes:` keys stay words); YAML timestamps
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -88,10 +88,10 @@ def read_yaml(path: Path, display: str, collector: Collector) -> Item | None:
 def parse_yaml(data: bytes, display: str, collector: Collector) -> Item | None:
     text = _decode(data, display)
     collector.add_source(display, text)
-    node = _compose(text, display)
+    node, has_aliases = _compose(text, display)
     if node is None:
         return None
-    return _Builder(display, text, collector).build(node)
+    return _Builder(display, text, collector, release=not has_aliases).build(node)
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -113,10 +113,11 @@ def _span_at(text: str, index: int, display: str) -> Span:
     return Span(Position(display, line, column), 1)
 
 
-def _compose(text: str, display: str) -> yaml.Node | None:
+def _compose(text: str, display: str) -> tuple[yaml.Node | None, bool]:
+    """The document's root node, and whether the document uses aliases."""
     try:
-        _check_depth(text, display)
-        return yaml.compose(text, Loader=_Loader)
+        has_aliases = _check_events(text, display)
+        return yaml.compose(text, Loader=_Loader), has_aliases
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
@@ -131,9 +132,13 @@ def _compose(text: str, display: str) -> yaml.Node | None:
         raise SourceError(Span(Position(display, 1, 1)), f"invalid YAML: nested deeper than {MAX_DEPTH}") from None
 
 
-def _check_depth(text: str, display: str) -> None:
-    """Refuse deep nesting before composing: libyaml's composer recurses in C and would crash."""
+def _check_events(text: str, display: str) -> bool:
+    """Refuse deep nesting before composing: libyaml's composer recurses in C and would crash.
+
+    Returns whether the document has aliases (then a node can be reached more than once).
+    """
     depth = 0
+    has_aliases = False
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
@@ -142,6 +147,9 @@ def _check_depth(text: str, display: str) -> None:
                                   f"the document nests deeper than {MAX_DEPTH} levels")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            has_aliases = True
+    return has_aliases
 
 
 def _pos(mark: yaml.Mark, display: str) -> Position:
@@ -151,7 +159,7 @@ def _pos(mark: yaml.Mark, display: str) -> Position:
 class _Builder:
     """Turns composed nodes into Items, expanding aliases within a budget."""
 
-    def __init__(self, display: str, text: str, collector: Collector) -> None:
+    def __init__(self, display: str, text: str, collector: Collector, *, release: bool = False) -> None:
         self.display = display
         self.collector = collector
         self.lines = text.splitlines()
@@ -160,6 +168,9 @@ class _Builder:
         self.active: set[int] = set()
         # Per file: a constructor remembers every node it constructed (a module-wide one kept them all).
         self.constructor = yaml.constructor.SafeConstructor()
+        # Without aliases every node is built once: release each as soon as its Item exists, so the
+        # composed nodes (about 350 bytes a value) and the Items do not all coexist.
+        self.release = release
 
     def span(self, node: yaml.Node) -> Span:
         start, end = node.start_mark, node.end_mark
@@ -172,9 +183,10 @@ class _Builder:
         return Span(pos, max(1, length))
 
     def build(self, node: yaml.Node, expanding: bool = False) -> Item:
-        if id(node) in self.seen:
-            expanding = True  # this node was reached through an alias
-        self.seen.add(id(node))
+        if not self.release:  # released nodes are reached once: nothing to track
+            if id(node) in self.seen:
+                expanding = True  # this node was reached through an alias
+            self.seen.add(id(node))
         if expanding:
             self.alias_nodes += 1
             if self.alias_nodes > MAX_ALIAS_NODES:
@@ -188,7 +200,7 @@ class _Builder:
         try:
             if isinstance(node, yaml.SequenceNode):
                 self.check_tag(node, _CORE + "seq")
-                return Item([self.build(child, expanding) for child in node.value], self.span(node))
+                return Item([self.build(child, expanding) for child in self.children(node)], self.span(node))
             self.check_tag(node, _CORE + "map")
             return self.mapping(node, expanding)
         finally:
@@ -205,7 +217,10 @@ class _Builder:
         if node.tag.endswith(":timestamp"):
             return node.value
         try:
-            return self.constructor.construct_object(node)
+            value = self.constructor.construct_object(node)
+            if self.release:
+                del self.constructor.constructed_objects[node]
+            return value
         except (yaml.YAMLError, ValueError):
             self.collector.error(self.span(node), f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[1]}")
             return node.value
@@ -214,7 +229,8 @@ class _Builder:
         values: dict[str, Item] = {}
         keys: dict[str, Item] = {}
         merged: dict[str, tuple[Item, Item]] = {}
-        for key_node, value_node in node.value:
+        span = self.span(node)
+        for key_node, value_node in self.children(node):
             if key_node.tag == _MERGE:
                 for source in self.merge_sources(value_node, expanding):
                     for name, value in source.value.items():
@@ -233,7 +249,17 @@ class _Builder:
         for name, (key, value) in merged.items():
             if name not in values:
                 keys[name], values[name] = key, value
-        return Item(values, self.span(node), keys)
+        return Item(values, span, keys)
+
+    def children(self, node: yaml.CollectionNode) -> Iterator[Any]:
+        """The node's children (pairs for a mapping); with `release`, each is dropped once yielded."""
+        if not self.release:
+            yield from node.value
+            return
+        pending, node.value = node.value, []
+        pending.reverse()
+        while pending:
+            yield pending.pop()
 
     def merge_sources(self, node: yaml.Node, expanding: bool) -> list[Item]:
         nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
