@@ -63,24 +63,25 @@ def finish(proc: subprocess.Popen, stdout, stderr, started: float, timeout: floa
     """
     deadline = time.monotonic() + timeout
     peak_kib = 0
-    while True:
+    usage = None
+    while proc.returncode is None:  # set already when the caller's poll() reaped it
         peak_kib = max(peak_kib, _vm_hwm_kib(proc.pid))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
             break
         if time.monotonic() > deadline:
             proc.kill()
             os.wait4(proc.pid, 0)
             raise AssertionError(f"litmus hung: still running after {timeout} s")
         time.sleep(0.01)
-    proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     outputs = []
     for f in (stdout, stderr):
         f.seek(0)
         outputs.append(f.read())
         f.close()
-    if not peak_kib:  # no /proc: the upper bound wait4 gives
+    if not peak_kib and usage is not None:  # no /proc: the upper bound wait4 gives
         peak_kib = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss // 1024
     return Ran(proc.returncode, outputs[0], outputs[1], peak_kib / 1024, wall)
 
