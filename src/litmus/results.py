@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -170,7 +170,7 @@ class RunResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunResult:
@@ -202,6 +202,26 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (IntentEvaluation, "judge"): (JudgeRecord, False),
     (JudgeRecord, "tiers"): (JudgeTier, True),
 }
+
+
+def _plain(value: Any) -> Any:
+    """`dataclasses.asdict` for this tree, about twice as fast: asdict deep-copies every leaf, and the
+    leaves here are JSON values (containers are still copied, so the dict shares nothing mutable)."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is None and hasattr(type(value), "__dataclass_fields__"):
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in fields(value))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _build(cls: type, data: dict[str, Any]):
@@ -253,14 +273,18 @@ def load_results(path: str | os.PathLike) -> RunResult:
     return RunResult.from_dict(data)
 
 
-def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """Write JSON so readers see the old file or the new one, never half of one."""
+def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None = 2) -> None:
+    """Write JSON so readers see the old file or the new one, never half of one.
+
+    `indent=None` writes one compact line, four times faster: only then does `json` use its C encoder.
+    """
+    text = json.dumps(data, indent=indent, ensure_ascii=False)  # dumps: json.dump never uses the C encoder
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write(text)
             handle.write("\n")
         os.replace(tmp, target)
     except BaseException:
@@ -269,4 +293,6 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
 
 
 def write_results(path: str | os.PathLike, result: RunResult) -> None:
-    write_json_atomic(path, result.to_dict())
+    """results.json, compact: 1000 steps make 4 MB indented, and indenting took longer than the reports
+    (pretty-print it with `python -m json.tool` or `jq .`)."""
+    write_json_atomic(path, result.to_dict(), indent=None)
