@@ -188,7 +188,8 @@ def main() -> None:
     for name in args.only or PARTS:
         part_started = time.monotonic()
         figures[name] = PARTS[name](args.quick)
-        print(f"{name}: {time.monotonic() - part_started:.1f} s", file=sys.stderr, flush=True)
+        print(f"{name}: {time.monotonic() - part_started:.1f} s {json.dumps(figures[name])}", file=sys.stderr,
+              flush=True)
     figures["total_s"] = round(time.monotonic() - started, 1)
     print(json.dumps(figures, indent=2))
 

@@ -56,9 +56,13 @@ def trial(root: Path, target, judge, signum: int, delay: float) -> dict:
     assert "Traceback" not in ran.output, ran.output
     if finished_first:
         assert ran.code in (0, 1) and not result.run.interrupted
-    else:
+    elif result.run.interrupted:
         assert ran.code == SIGNAL_EXIT[signum], (ran.code, ran.output)
-        assert result.run.interrupted and result.verdict == "failed"
+        assert result.verdict == "failed"
+    else:
+        # The signal came after everything was written, as the process exited: the default handler
+        # is back by then (a shell shows 143/130 all the same). Every file is whole (checked above).
+        assert ran.code in (SIGNAL_EXIT[signum], -signum), (ran.code, ran.output)
     assert leftovers(root) == []
     cache = sorted((root / "cache").rglob("*.json"))
     for path in cache:
