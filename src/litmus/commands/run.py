@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _execute(args, suites, base_url, judge, formats, console) -> int:
+    import gc
+
     from litmus.results import write_results
     from litmus.run.runner import RunOptions, failed_by, run_suites
     from litmus.run.signals import StopOnSignals
@@ -113,6 +115,9 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
         shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
         transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
     )
+    # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
+    # re-scanning them at every full collection (0.1-0.16 s each at 1000 steps).
+    gc.freeze()
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop) as signals:
         try:
@@ -120,6 +125,7 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
         finally:
             if judge is not None:
                 judge.close()
+        gc.freeze()
         out = Path(args.out)
         results_path = out / "results.json"
         write_results(results_path, result)
