@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -80,24 +79,53 @@ class Measurement:
     output: str
 
 
-def measure(argv: list[str], cwd: Path, env: dict[str, str], output_file: Path) -> Measurement:
-    """Run argv to completion; wall time, CPU and peak RSS of that whole process (os.wait4 rusage)."""
-    with open(output_file, "wb") as out:
+# Runs in a small helper process started before the benchmark allocates anything. A child's
+# ru_maxrss counts the memory of the process that spawned it (Linux records the spawner's peak when
+# the child execs), so measuring from this tiny process instead of the benchmark itself keeps that
+# floor at the helper's ~10 MB; `rss_floor_mb` in the report shows it.
+LAUNCHER = """
+import json, os, subprocess, sys, threading, time
+for line in sys.stdin:
+    job = json.loads(line)
+    with open(job["out"], "wb") as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        killer = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+        proc = subprocess.Popen(job["argv"], cwd=job["cwd"], env=job["env"], stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        killer = threading.Timer(job["timeout"], proc.kill)
+        killer.daemon = True
         killer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         killer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return Measurement(
-        wall_s=wall,
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        peak_rss_mb=usage.ru_maxrss / 1024,  # Linux reports KiB
-        exit_code=proc.returncode,
-        output=output_file.read_text(errors="replace"),
-    )
+    print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kib": usage.ru_maxrss,
+                      "exit": proc.returncode}), flush=True)
+"""
+
+
+class Launcher:
+    """Runs each measured process from the small helper above: wall time, CPU and peak RSS via os.wait4."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def measure(self, argv: list[str], cwd: Path, env: dict[str, str], output_file: Path) -> Measurement:
+        job = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(output_file), "timeout": RUN_TIMEOUT_S}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the measuring helper process died")
+        figures = json.loads(line)
+        return Measurement(
+            wall_s=figures["wall"], cpu_s=figures["cpu"], peak_rss_mb=figures["maxrss_kib"] / 1024,  # Linux: KiB
+            exit_code=figures["exit"], output=output_file.read_text(errors="replace"),
+        )
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,19 +309,19 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_once(tool: Tool, work: Path, base_url: str, env: dict[str, str]) -> tuple[Measurement, int]:
-    result = measure(tool.command(work, base_url), work, env, work / f"{tool.name}.log")
+def run_once(launcher: Launcher, tool: Tool, work: Path, base_url: str, env: dict[str, str]) -> tuple[Measurement, int]:
+    result = launcher.measure(tool.command(work, base_url), work, env, work / f"{tool.name}.log")
     return result, tool.failures(result, work)
 
 
-def measure_startup(repeat: int, env: dict[str, str], tmp: Path) -> dict[str, float | str]:
+def measure_startup(launcher: Launcher, repeat: int, env: dict[str, str], tmp: Path) -> dict[str, float | str]:
     """Median wall time of `litmus --version` and `litmus validate probes/` (in the repo)."""
     litmus = Litmus(1).command(tmp, "")[0]
     figures: dict[str, float | str] = {}
     for label, argv in (("python3 -c pass (the interpreter alone, for scale)", [sys.executable, "-c", "pass"]),
                         ("litmus --version", [litmus, "--version"]),
                         ("litmus validate probes/", [litmus, "validate", "probes/"])):
-        runs = [measure(argv, REPO_DIR, env, tmp / "startup.log") for _ in range(repeat)]
+        runs = [launcher.measure(argv, REPO_DIR, env, tmp / "startup.log") for _ in range(repeat)]
         if runs[0].exit_code != 0:
             figures[label] = f"exit {runs[0].exit_code}: {runs[0].output.strip().splitlines()[-1:]}"
         else:
@@ -363,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     every_tool = {"litmus": Litmus(args.concurrency), "stepci": StepCI(args.concurrency), "newman": Newman()}
     tools = [every_tool[name] for name in args.tools.split(",")]
 
+    launcher = Launcher()  # first, while this process is still small
+    settings = (f"checks per probe: 5; schema {args.schema}; every {args.fail_every}th probe fails; "
+                f"{args.repeat} repetitions, medians")
     nginx_binary = check_prerequisites(args.setup)
     tmp = Path(tempfile.mkdtemp(prefix="litmus-bench-"))
     tmp.chmod(0o755)  # nginx workers drop root privileges and must still read the documents
@@ -386,26 +417,27 @@ def main(argv: list[str] | None = None) -> int:
 
         loads = [os.getloadavg()[0]]
         for tool in tools:  # warm-up (page cache, node module loading), not counted
-            run_once(tool, tmp / f"n{min(sizes)}", nginx.base_url, env)
+            run_once(launcher, tool, tmp / f"n{min(sizes)}", nginx.base_url, env)
         for repetition in range(args.repeat):
             # Rotate the order each repetition so slow drifts in machine load spread over all tools.
             shift = repetition % len(tools)
             for size in sizes:
                 for tool in tools[shift:] + tools[:shift]:
-                    result, found = run_once(tool, tmp / f"n{size}", nginx.base_url, env)
+                    result, found = run_once(launcher, tool, tmp / f"n{size}", nginx.base_url, env)
                     item = next(s for s in series if s.tool == tool.name and s.size == size)
                     item.runs.append(result)
                     item.found.append(found)
                     print(f"  rep {repetition + 1}/{args.repeat} N={size} {tool.name:<7} {result.wall_s:6.2f} s "
                           f"{result.peak_rss_mb:6.1f} MB  failures {found}", flush=True)
-        startup = measure_startup(10, env, tmp)
+        startup = measure_startup(launcher, 10, env, tmp)
+        floor = launcher.measure([shutil.which("true") or "/bin/true"], tmp, env, tmp / "true.log").peak_rss_mb
+        settings += f"; peak RSS floor (what a do-nothing child reports): {floor:.1f} MB"
         loads.append(os.getloadavg()[0])
-        settings = (f"checks per probe: 5; schema {args.schema}; every {args.fail_every}th probe fails; "
-                    f"{args.repeat} repetitions, medians")
         print_report(series, tools, sizes, startup, loads, settings)
         # Only Litmus' own miscount fails the script; the others' are findings, printed above.
         return 0 if all(item.failures_exact for item in series if item.tool == "litmus") else 1
     finally:
+        launcher.close()
         if nginx:
             nginx.stop()
         if args.keep:
