@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -170,7 +170,7 @@ class RunResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunResult:
@@ -204,21 +204,15 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
 }
 
 
-def _plain(value: Any) -> Any:
-    """`dataclasses.asdict` for this tree, about twice as fast: asdict deep-copies every leaf, and the
-    leaves here are JSON values (containers are still copied, so the dict shares nothing mutable)."""
+def _fields_of(value: Any) -> dict[str, Any]:
+    """A result dataclass as the (shallow) dict `json` encodes, for `json.dumps(default=...)`: the
+    document is encoded straight from the dataclasses, with no `to_dict()` copy of the whole tree."""
     names = _FIELD_NAMES.get(type(value))
-    if names is None and hasattr(type(value), "__dataclass_fields__"):
+    if names is None:
+        if not hasattr(type(value), "__dataclass_fields__"):
+            raise TypeError(f"{type(value).__name__} is not JSON serializable")
         names = _FIELD_NAMES[type(value)] = tuple(f.name for f in fields(value))
-    if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return value
+    return {name: getattr(value, name) for name in names}
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -276,9 +270,12 @@ def load_results(path: str | os.PathLike) -> RunResult:
 def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None = 2) -> None:
     """Write JSON so readers see the old file or the new one, never half of one.
 
-    `indent=None` writes one compact line, four times faster: only then does `json` use its C encoder.
+    `indent=None` writes one compact ASCII line (other characters as \\u escapes), four times faster:
+    only then does `json` use its C encoder, and ASCII text takes a byte a character in memory.
+    Result dataclasses in `data` are encoded as their fields.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)  # dumps: json.dump never uses the C encoder
+    # dumps, not dump: json.dump never uses the C encoder.
+    text = json.dumps(data, indent=indent, ensure_ascii=indent is None, default=_fields_of)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -293,6 +290,6 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
 
 
 def write_results(path: str | os.PathLike, result: RunResult) -> None:
-    """results.json, compact: 1000 steps make 4 MB indented, and indenting took longer than the reports
-    (pretty-print it with `python -m json.tool` or `jq .`)."""
-    write_json_atomic(path, result.to_dict(), indent=None)
+    """results.json, compact: 1000 steps make 4 MB indented, and indenting took longer than all the
+    reports together (pretty-print it with `python -m json.tool` or `jq .`)."""
+    write_json_atomic(path, result, indent=None)

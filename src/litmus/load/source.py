@@ -14,6 +14,7 @@ text: JSON needs string keys, and `on:`/`yes:` keys stay words); YAML timestamps
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,7 +240,7 @@ class _Builder:
             if not isinstance(key_node, yaml.ScalarNode):
                 self.collector.error(self.span(key_node), "mapping keys must be plain scalars (text or numbers)")
                 continue
-            name = key_node.value
+            name = sys.intern(key_node.value)  # the same keys in every step: one string each
             if name in values:
                 first = keys[name].pos
                 self.collector.error(self.span(key_node), f"duplicate key '{name}' (first at line {first.line})")
