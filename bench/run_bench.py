@@ -392,8 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     tools = [every_tool[name] for name in args.tools.split(",")]
 
     launcher = Launcher()  # first, while this process is still small
-    settings = (f"checks per probe: 5; schema {args.schema}; every {args.fail_every}th probe fails; "
-                f"{args.repeat} repetitions, medians")
+    failing = f"every {args.fail_every}th probe fails" if args.fail_every else "no probe fails"
+    settings = f"checks per probe: 5; schema {args.schema}; {failing}; {args.repeat} repetitions, medians"
     nginx_binary = check_prerequisites(args.setup)
     tmp = Path(tempfile.mkdtemp(prefix="litmus-bench-"))
     tmp.chmod(0o755)  # nginx workers drop root privileges and must still read the documents
