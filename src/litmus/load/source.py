@@ -51,7 +51,7 @@ class Item:
     """A YAML value with its position. Mappings hold `dict[str, Item]`, sequences `list[Item]`.
 
     There is one per value of the file (100,000 for a 1 MB suite): slots, and no dict of its own for
-    the keys of a scalar, keep the tree about a third of its size.
+    the keys of a scalar, make the tree a third smaller.
     """
 
     value: Any
