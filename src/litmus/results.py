@@ -267,6 +267,17 @@ def load_results(path: str | os.PathLike) -> RunResult:
     return RunResult.from_dict(data)
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (single-threaded): setting and restoring it later would briefly give files
+# that other threads create (judge cache entries) mode 0666.
+_UMASK = _read_umask()
+
+
 def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None = 2) -> None:
     """Write JSON so readers see the old file or the new one, never half of one.
 
@@ -280,6 +291,8 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp creates the file 0600; give it the mode any other file we write gets (0666 & ~umask).
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.write("\n")

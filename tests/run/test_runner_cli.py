@@ -202,3 +202,15 @@ def test_a_signal_stops_the_run_cleanly_and_partial_results_are_written(tmp_path
     assert 1 <= len(runs) < 40
     assert "interrupted" in out
     assert (tmp_path / "litmus-report" / "summary.md").exists()
+
+
+def test_results_file_gets_the_umask_mode_like_the_reports(tmp_path):
+    import stat
+
+    from litmus.results import write_json_atomic
+
+    write_json_atomic(tmp_path / "results.json", {"a": 1})
+    (tmp_path / "report.txt").write_text("x")
+    mode = stat.S_IMODE((tmp_path / "results.json").stat().st_mode)
+    assert mode == stat.S_IMODE((tmp_path / "report.txt").stat().st_mode) != 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
