@@ -1,6 +1,6 @@
 """The long reliability run: the figures in docs/RELIABILITY.md.
 
-    python3 bench/reliability.py                 # everything, about 12 minutes on 2 shared cores
+    python3 bench/reliability.py                 # everything: ~20 minutes on 2 busy cores (fuzz ~17)
     python3 bench/reliability.py --quick         # a smoke run of every part (about 2 minutes)
     python3 bench/reliability.py --only scale    # one part: tests, faults, interrupt, scale, reports, fuzz
 
