@@ -19,6 +19,7 @@ from pathlib import Path
 
 from litmus.errors import Diagnostic, Position, ProbeError
 from litmus.load.diagnostics import Collector, Span
+from litmus.load.known_valid import known_valid
 from litmus.load.source import SourceError, read_yaml
 from litmus.model import Suite
 
@@ -90,6 +91,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             continue
         names[suite.name] = suite
         suites.append(suite)
+    known_valid.save()
     if collector.errors:
         raise ProbeError(sorted(collector.diagnostics, key=_order))
     return LoadResult(suites, sorted(collector.warnings, key=_order))

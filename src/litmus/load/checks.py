@@ -1,7 +1,8 @@
 """Checks of values that must mean something: regexes, JSONPaths, JSON Schemas, referenced files.
 
 Each returns an error message (None when fine). jsonpath-ng and jsonschema are imported only here,
-on first use, so files that need neither load without paying for them.
+on first use, so files that need neither load without paying for them, and values found valid
+before (`known_valid`, kept across processes) are not checked again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from litmus.load.known_valid import known_valid
 from litmus.templating import TEMPLATE
 
 
@@ -31,12 +33,15 @@ def regex_error(pattern: str) -> str | None:
 def jsonpath_error(expr: str) -> str | None:
     if TEMPLATE.search(expr):
         return "templates are not allowed in a JSONPath (filter on the value with an assertion instead)"
+    if ("jsonpath", expr) in known_valid:
+        return None
     from litmus.assertions._jsonpaths import compile_path  # the runner's dialect and cache
 
     try:
         compile_path(expr)
     except Exception as exc:  # jsonpath-ng raises bare Exception (and its own) for syntax errors
         return f"invalid JSONPath {expr!r}: {exc}"
+    known_valid.add("jsonpath", expr)
     return None
 
 
@@ -50,7 +55,12 @@ def json_schema_error(schema: Any) -> str | None:
     # Checking against the 2020-12 meta-schema costs ~6 ms per schema ($dynamicRef lookups), and
     # suites repeat the same inline schema in many steps: check each distinct schema once.
     if key not in _SCHEMA_ERRORS:
-        _SCHEMA_ERRORS[key] = _check_schema(schema)
+        if ("json_schema", key) in known_valid:
+            _SCHEMA_ERRORS[key] = None
+        else:
+            _SCHEMA_ERRORS[key] = error = _check_schema(schema)
+            if error is None:
+                known_valid.add("json_schema", key)
     return _SCHEMA_ERRORS[key]
 
 
