@@ -11,13 +11,6 @@ from build import check, extraction, flow, request, retry, scenario, step, suite
 
 from litmus.results import IntentEvaluation, JudgeTotals, RunResult, validate
 from litmus.run.runner import RunOptions, failed_by, plan, run_suites
-from support.target import Target
-
-
-@pytest.fixture
-def target():
-    with Target() as t:
-        yield t
 
 
 def run(suite_list, target, environ=None, **options):
