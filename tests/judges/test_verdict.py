@@ -37,3 +37,13 @@ def test_one_fenced_code_block_around_the_json_is_tolerated(text):
 def test_anything_else_is_rejected_with_the_reason(text, why):
     with pytest.raises(VerdictError, match=why.replace("(", r"\(").replace(")", r"\)")):
         parse_verdict(text)
+
+
+def test_lone_surrogates_in_a_verdict_become_replacement_characters():
+    # Escaped inside the verdict JSON, and raw in the reply text (as a decoded chat envelope gives it).
+    escaped = parse_verdict('{"score": 40, "reason": "bad \\ud800 text", "mismatches": '
+                            '[{"path": "$", "expected": "\\udfff", "actual": "x", "reason": "r"}]}')
+    raw = parse_verdict('{"score": 40, "reason": "bad \ud800 text", "mismatches": []}')
+    assert escaped.reason == raw.reason == "bad \ufffd text"
+    assert escaped.mismatches[0].expected == "\ufffd"
+    escaped.reason.encode("utf-8")  # what writing results.json and the reports needs

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from litmus.results import Mismatch
+from litmus.run.response import without_lone_surrogates
 
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 FIELDS = ("score", "reason", "mismatches")
@@ -32,6 +33,9 @@ class Verdict:
 
 
 def parse_verdict(text: str) -> Verdict:
+    # A lone surrogate (raw, or as a "\ud800" escape inside the verdict) cannot be written as UTF-8:
+    # it would crash writing results.json and the reports.
+    text = without_lone_surrogates(text)
     body = text.strip()
     fenced = FENCE.fullmatch(body)
     if fenced:
@@ -40,6 +44,7 @@ def parse_verdict(text: str) -> Verdict:
         data = json.loads(body)
     except ValueError as exc:
         raise VerdictError(f"not JSON ({exc.args[0] if exc.args else exc}): {_excerpt(text)}") from None
+    data = without_lone_surrogates(data)
     if not isinstance(data, dict):
         raise VerdictError(f"expected a JSON object, got {type(data).__name__}: {_excerpt(text)}")
     missing = [name for name in FIELDS if name not in data]

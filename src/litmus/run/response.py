@@ -52,7 +52,7 @@ class Response:
             except (ValueError, UnicodeDecodeError) as exc:
                 raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
             if _SURROGATE_ESCAPE.search(self.body):
-                value = _without_lone_surrogates(value)
+                value = without_lone_surrogates(value)
             self._json = (value,)
         return self._json[0]
 
@@ -63,11 +63,11 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
+def without_lone_surrogates(value: Any) -> Any:
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
-        return [_without_lone_surrogates(item) for item in value]
+        return [without_lone_surrogates(item) for item in value]
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
