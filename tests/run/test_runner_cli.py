@@ -199,7 +199,7 @@ def test_a_signal_stops_the_run_cleanly_and_partial_results_are_written(tmp_path
     result = load_results(tmp_path / "litmus-report" / "results.json")
     assert result.run.interrupted is True and result.verdict == "failed"
     runs = result.suites[0].flow_runs
-    assert 1 <= len(runs) < 40
+    assert len(runs) in range(1, 40)  # some flow runs done, not all
     assert "interrupted" in out
     assert (tmp_path / "litmus-report" / "summary.md").exists()
 

@@ -10,6 +10,7 @@ message is the provider's own, with the API key replaced by `***`.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,7 @@ class Completion:
     output_tokens: int = 0
 
 
-class HTTPProvider:
+class HTTPProvider(ABC):
     """The transport shared by the API providers: session, retries, timeouts, error messages."""
 
     def __init__(self, tier: ProviderConfig, api_key: str | None, *, timeout_ms: float, retries: int,
@@ -75,8 +76,9 @@ class HTTPProvider:
         """What, besides the messages, decides the reply: part of the cache key."""
         return {"temperature": 0, "max_tokens": self.max_tokens}
 
+    @abstractmethod
     def complete(self, prompt: Prompt) -> Completion:
-        raise NotImplementedError
+        """Send the prompt in this provider's wire format and return its reply."""
 
     def close(self) -> None:
         self._session.close()
