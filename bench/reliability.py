@@ -147,7 +147,8 @@ def part_reports(quick: bool) -> dict:
 FUZZ_RUNS = [  # (test selection, examples per test); run as parallel processes, one per line
     ("tests/reliability/test_fuzz_templates.py::test_rendering_any_template_gives_a_value_or_a_template_error", 30_000),
     ("tests/reliability/test_fuzz_templates.py::test_rendering_any_template_gives_a_value_or_a_template_error", 30_000),
-    ("tests/reliability/test_fuzz_loader.py", 18_000),  # two tests
+    ("tests/load/test_load_fuzz.py::test_any_yaml_document", 18_000),
+    ("tests/load/test_load_fuzz.py::test_any_bytes", 18_000),
     ("tests/reliability/test_fuzz_templates.py::test_random_templates_load_and_run_or_fail_with_a_position", 4_000),
 ]
 

@@ -6,11 +6,12 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from litmus.errors import ProbeError
 from litmus.load import load_suites
+from support.fuzz import fuzz_settings
 
 KEYS = ["version", "suite", "flows", "name", "steps", "request", "url", "assertions", "type", "expected",
         "context", "scenarios", "id", "data", "extract", "json_path", "runs", "defaults", "headers", "{{ x }}"]
@@ -24,7 +25,7 @@ documents = st.recursive(
 )
 # Suite-shaped documents reach deep into the validator instead of stopping at the top level.
 suites = st.fixed_dictionaries({"version": st.sampled_from([1, 2, "1"]), "suite": scalars, "flows": documents})
-FUZZ = settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = fuzz_settings(100)
 
 
 def check(data: bytes) -> None:

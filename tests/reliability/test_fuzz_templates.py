@@ -9,22 +9,20 @@ Derandomized in CI; bench/reliability.py runs it with LITMUS_FUZZ_EXAMPLES set t
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from litmus.errors import ProbeError
 from litmus.load import load_suites
 from litmus.run.runner import RunOptions, run_suites
+from support.fuzz import fuzz_settings
 from support.target import Target
 
-EXAMPLES = int(os.environ.get("LITMUS_FUZZ_EXAMPLES", "60"))
-FUZZ = settings(max_examples=EXAMPLES, derandomize=EXAMPLES <= 1000, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = fuzz_settings(60)
 
 names = st.sampled_from([
     "v", "w", "loop", "extracted", "missing", "env.HOME_X", "env.UNSET_Y", "secrets.TOKEN", "secrets.NOPE",

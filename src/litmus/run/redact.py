@@ -28,7 +28,7 @@ class Redactor:
         if not text:
             return
         # As sent in a query string, and as a target echoing a JSON body writes it (`"` -> `\"`, non-ASCII
-        # -> `\uXXXX`): results only ever hold decoded text, but response bodies are kept as received.
+        # -> `\u00e9`-style escapes): results only ever hold decoded text, but response bodies are kept as received.
         forms = {text, quote(text, safe=""), quote_plus(text), json.dumps(text)[1:-1],
                  json.dumps(text, ensure_ascii=False)[1:-1]}
         with self._lock:
