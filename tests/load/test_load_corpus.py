@@ -14,6 +14,7 @@ import pytest
 
 from litmus.errors import ProbeError
 from litmus.load import load_suites
+from litmus.load.source import MAX_DEPTH
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECT = re.compile(r"# expect: (\d+):(\d+) (.+)")
@@ -69,9 +70,19 @@ def test_oversized_file_rejected_before_parsing(tmp_path: Path):
 
 
 def test_deep_nesting_is_refused_not_crashing(tmp_path: Path):
+    # 5000 levels: which layer refuses it first (libyaml's own scanner limit, or our depth check) depends
+    # on the PyYAML build, so only the behaviour is asserted: one positioned error, no crash.
     (tmp_path / "deep.yaml").write_text("version: 1\nsuite: S\nflows: " + "[" * 5000 + "]" * 5000 + "\n")
     (d,) = load_errors(tmp_path / "deep.yaml", tmp_path)
-    assert d.position.line == 3 and "nests deeper than" in d.message
+    assert d.severity == "error" and d.position.line == 3
+
+
+def test_nesting_past_our_limit_is_refused_at_its_bracket(tmp_path: Path):
+    # 150 levels is within every libyaml's limit, so our own check must refuse it: the top-level mapping is
+    # level 1, so the bracket that goes past MAX_DEPTH is the (MAX_DEPTH)th, at column 7 + MAX_DEPTH.
+    (tmp_path / "deep.yaml").write_text("version: 1\nsuite: S\nflows: " + "[" * 150 + "]" * 150 + "\n")
+    (d,) = load_errors(tmp_path / "deep.yaml", tmp_path)
+    assert (d.position.line, d.position.column) == (3, 7 + MAX_DEPTH) and f"deeper than {MAX_DEPTH}" in d.message
 
 
 def test_symlink_escaping_the_repository(tmp_path: Path):
