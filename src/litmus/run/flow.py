@@ -332,9 +332,9 @@ def _stream_record(response: Response | None) -> StreamRecord | None:
     data = response.stream
     text, cut = _excerpt(data.text)
     return StreamRecord(
-        format=data.format, events_count=len(data.events), first_byte_ms=data.first_byte_ms,
+        format=data.format, events_count=data.events_count, first_byte_ms=data.first_byte_ms,
         first_event_ms=data.first_event_ms, done=data.done, text=text, text_truncated=cut,
-        events=[StreamEvent(e["event"], bounded(e["data"]), e["id"]) for e in data.events[:RECORDED_EVENTS]],
+        events=[StreamEvent(e["event"], bounded(e["data"]), e["id"]) for e in data.events(RECORDED_EVENTS)],
         tool_calls=[{**call, "arguments": bounded(call["arguments"])} for call in data.tool_calls],
         raw=data.wire_head.decode("utf-8", errors="replace")[:RAW_STREAM_CHARS],
     )

@@ -42,7 +42,9 @@ class StreamData:
     """What a streamed body was, as events and as assembled text."""
 
     format: str
-    events: list[dict[str, Any]] = field(default_factory=list)
+    # (event type, data as received, id) per event. The data is parsed again only when the
+    # events are looked at: kept parsed, 10 MB of small chunks take twenty times that in memory.
+    received: list[tuple[str | None, str, str | None]] = field(default_factory=list)
     text: str = ""
     done: bool = False
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -52,10 +54,32 @@ class StreamData:
     # Bytes of the body as it came off the wire (after content decoding), and their beginning.
     wire_bytes: int = 0
     wire_head: bytes = b""
+    _events: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def events_count(self) -> int:
+        return len(self.received)
+
+    def events(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Each event as `{event, data, id}`, its data parsed as JSON where it is JSON."""
+        if self._events is not None:
+            return self._events[:limit]
+        events = [_event_dict(*item) for item in self.received[:limit]]
+        if limit is None or limit >= len(self.received):
+            self._events = events
+        return events
 
     def document(self) -> dict[str, Any]:
         """What `json_path` (and `select`) run over."""
-        return {"events": self.events, "text": self.text, "done": self.done, "tool_calls": self.tool_calls}
+        return {"events": self.events(), "text": self.text, "done": self.done, "tool_calls": self.tool_calls}
+
+
+def _event_dict(event: str | None, raw: str, event_id: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = raw
+    return {"event": event, "data": data, "id": event_id}
 
 
 @dataclass
@@ -194,7 +218,7 @@ class StreamReader:
             what = "line is not JSON" if fmt == "ndjson" else "event data is not JSON"
             self.problem = f"malformed {fmt} stream: line {line}: {what}: {_excerpt(raw)}"
             return
-        self.data.events.append({"event": event_type, "data": data, "id": event_id})
+        self.data.received.append((event_type, raw, event_id))
         if self.data.first_event_ms is None:
             self.data.first_event_ms = self._now()
         if is_marker:
@@ -257,7 +281,7 @@ class StreamReader:
 
     def _reported(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else error
-        count = len(self.data.events)
+        count = self.data.events_count - 1  # the events before this one
         self.problem = f"the stream reported an error after {count} event{'s' * (count != 1)}: {_excerpt(message)}"
 
     def _now(self) -> float:
@@ -275,7 +299,7 @@ class StreamReader:
         unfinished_event = clean_end and self._framer is not None and self._framer.pending
         data = self.data
         if clean_end and not unfinished_event and not self._stopped and self._ends_at_close:
-            data.done = bool(data.events)
+            data.done = bool(data.received)
         data.text = "".join(self._pieces)
         data.tool_calls = [_tool_call(self._tools[index]) for index in sorted(self._tools, key=_order)]
         streamed = StreamedResponse(
@@ -296,7 +320,7 @@ class StreamReader:
             return self.problem
         if self.data.done:
             return None
-        count = len(self.data.events)
+        count = self.data.events_count
         cut = f"stream cut after {count} event{'s' * (count != 1)}"
         if failure:
             return f"{cut}: {failure}"
