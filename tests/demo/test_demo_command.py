@@ -89,7 +89,8 @@ def test_support_findings(demo):
 
 def test_streaming_findings(demo):
     _, _, _, result = demo
-    refund = {o.name or o.type: (o, step) for o, step in outcomes(result, "Streaming assistant", "Streamed refund answer")}
+    found = outcomes(result, "Streaming assistant", "Streamed refund answer")
+    refund = {o.name or o.type: (o, step) for o, step in found}
     assert {name: o.status for name, (o, _) in refund.items()} == dict.fromkeys(refund, "passed")
     similar, step = refund["similar"]
     assert similar.score >= similar.threshold == 0.8 and similar.judge.tiers[0].provider == "replay"

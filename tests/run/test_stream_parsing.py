@@ -173,11 +173,14 @@ def test_anthropic_text_deltas_and_message_stop():
 def test_anthropic_tool_use_blocks_become_tool_calls():
     events = [{"type": "content_block_start", "index": 1,
                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}},
-              {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"q\":"}},
-              {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"x\"}"}},
+              {"type": "content_block_delta", "index": 1,
+               "delta": {"type": "input_json_delta", "partial_json": "{\"q\":"}},
+              {"type": "content_block_delta", "index": 1,
+               "delta": {"type": "input_json_delta", "partial_json": " \"x\"}"}},
               {"type": "message_stop"}]
     body = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events)
-    assert read(body, "anthropic").json()["tool_calls"] == [{"id": "toolu_1", "name": "lookup", "arguments": {"q": "x"}}]
+    expected = [{"id": "toolu_1", "name": "lookup", "arguments": {"q": "x"}}]
+    assert read(body, "anthropic").json()["tool_calls"] == expected
 
 
 def test_a_non_json_event_in_a_json_format_names_its_line():
@@ -209,5 +212,6 @@ def test_a_transport_failure_is_a_cut_stream_with_the_count_so_far():
     reader.feed(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n' * 3)
     with pytest.raises(StreamError) as caught:
         reader.finish(Response(200, {}, b"", 1.0), "timed out after 500 ms reading the body (150 bytes received)")
-    assert str(caught.value) == "stream cut after 3 events: timed out after 500 ms reading the body (150 bytes received)"
+    assert str(caught.value) == ("stream cut after 3 events: "
+                                 "timed out after 500 ms reading the body (150 bytes received)")
     assert caught.value.partial.stream.done is False

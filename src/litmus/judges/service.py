@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from litmus.assertions._common import bounded, show
 from litmus.config import JudgeConfig, ProviderConfig
 from litmus.judges import assertion as judged_assertion
 from litmus.judges import intent as intent_eval
@@ -34,7 +35,6 @@ from litmus.judges.escalation import Decision, TierResult, budget_blocked, decid
 from litmus.judges.prompts import Prompt, intent_prompt
 from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
 from litmus.judges.verdict import VerdictError, parse_verdict
-from litmus.assertions._common import bounded, show
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
 from litmus.run.flow import deterministic_intent
 

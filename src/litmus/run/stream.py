@@ -251,7 +251,8 @@ class StreamReader:
         for call in delta.get("tool_calls") or ():
             if not isinstance(call, dict):
                 continue
-            tool = self._tools.setdefault(call.get("index", len(self._tools)), {"id": None, "name": "", "arguments": ""})
+            index = call.get("index", len(self._tools))
+            tool = self._tools.setdefault(index, {"id": None, "name": "", "arguments": ""})
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
             tool["id"] = tool["id"] or call.get("id")
             tool["name"] = tool["name"] or function.get("name") or ""
