@@ -167,6 +167,12 @@ BROKEN = """\
             request: {url: /endless, stream: openai, timeout_ms: 2000}
             assertions:
               - {type: contains, value: "tick"}
+      - name: endless without chunking
+        steps:
+          - name: ask
+            request: {url: /endless-close, stream: openai, timeout_ms: 2000}
+            assertions:
+              - {type: contains, value: "tick"}
       - name: malformed
         steps:
           - name: ask
@@ -186,6 +192,8 @@ def test_cut_endless_and_malformed_streams_are_errors_never_passes(tmp_path):
     with StreamTarget() as target:
         target.script("/cut", Script(openai_chunks(*ANSWER, done=False)[:3], then="drop"))
         target.script("/endless", Script(openai_chunks("tick ", "tick ", done=False), then="hang"))
+        # Ended by closing: once the deadline shuts the socket, the read sees an end, not an error.
+        target.script("/endless-close", Script(openai_chunks("tick ", done=False), framing="close", then="hang"))
         target.script("/malformed", Script([sse({"choices": [{"delta": {"content": "Order"}}]}),
                                             b": fine so far\n", b"data: {\"choices\": [\n\n"]))
         target.script("/cut-sse", Script([b"data: a\n\n", b"data: b"], framing="close"))
@@ -207,6 +215,9 @@ def test_cut_endless_and_malformed_streams_are_errors_never_passes(tmp_path):
     assert endless.error.startswith("stream cut after 4 events: timed out after 2000 ms")
     # The step timeout bounds the whole stream: within 10% of it (generous: a shared 2-core machine).
     assert 1800 <= endless.response.elapsed_ms <= 2200
+    unchunked = steps["endless without chunking"]
+    assert unchunked.error.startswith("stream cut after 3 events: timed out after 2000 ms")
+    assert 1800 <= unchunked.response.elapsed_ms <= 2200
     assert wall < 20
 
     assert steps["malformed"].error.startswith("malformed openai stream: line 4: event data is not JSON")

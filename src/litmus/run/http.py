@@ -153,7 +153,7 @@ class HttpClient:
                     break  # the end marker (or a bad frame): what follows is not read
         except (Urllib3Error, OSError, ValueError) as exc:
             if alarm.fired:
-                failure = f"timed out after {timeout_ms:g} ms reading the body ({size} bytes received)"
+                failure = _timed_out(timeout_ms, size)
             else:
                 failure = f"connection broken while reading the body after {size} bytes: {_short(exc)}"
         finally:
@@ -166,6 +166,8 @@ class HttpClient:
             truncated=truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
         )
         if reader is not None:
+            if failure is None and alarm.fired:
+                failure = _timed_out(timeout_ms, size)  # a body ended by closing reads as ended once shut down
             try:
                 return reader.finish(response, failure)
             except StreamError as exc:
@@ -198,6 +200,10 @@ def describe_transport_error(exc: requests.RequestException, timeout_ms: float) 
         if needle in text:
             return message
     return _short(exc)
+
+
+def _timed_out(timeout_ms: float, size: int) -> str:
+    return f"timed out after {timeout_ms:g} ms reading the body ({size} bytes received)"
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
