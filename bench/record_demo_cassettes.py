@@ -4,7 +4,8 @@
 
 Runs the example suites against the demo target exactly as `litmus demo` does, but with a live
 two-tier judge: two scripted fake judges on 127.0.0.1 (tests/support/fake_judge.py) speaking the
-OpenAI wire format, with `--record` on. Every judge prompt gets the verdict scripted below, so the
+OpenAI wire format, with `--record` on. The embeddings of `similar` come from the first fake judge's
+/v1/embeddings (a deterministic bag-of-words vector). Every judge prompt gets the verdict scripted below, so the
 demo shows each judge outcome: passed, failed, escalated (tier 2 decided) and needs_review.
 
 Re-record after anything that changes a judge prompt (PROMPT_VERSION, prompt wording, the example
@@ -136,6 +137,7 @@ def main() -> int:
             PROBES,
             ProviderConfig("openai", "scripted-judge-small", tier1.openai_base_url, KEY_VARIABLE),
             ProviderConfig("openai", "scripted-judge-large", tier2.openai_base_url, KEY_VARIABLE),
+            embeddings=ProviderConfig("openai", "scripted-embeddings", tier1.openai_base_url, KEY_VARIABLE),
             record=True,
         )
         judge = JudgeService.from_config(config, environ)

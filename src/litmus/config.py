@@ -21,6 +21,8 @@ import yaml
 from litmus.errors import Diagnostic, Position, ProbeError
 
 PROVIDERS = ("openai", "anthropic", "replay")
+# For `similar`: an OpenAI-compatible /embeddings endpoint, or recorded embeddings only.
+EMBEDDING_PROVIDERS = ("openai", "replay")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_CACHE_DIR = ".litmus/cache"
@@ -60,6 +62,8 @@ class JudgeConfig:
     max_calls: int = 1000
     cache: Path = Path(DEFAULT_CACHE_DIR)
     escalation: EscalationConfig | None = None
+    # The embeddings model of `similar`; None: not configured (a `similar` check is then an error).
+    embeddings: ProviderConfig | None = None
     # --no-cache: neither read nor write verdicts (the replay provider still reads cassettes).
     use_cache: bool = True
     # --record: also write a cassette per verdict, for the replay provider.
@@ -94,7 +98,7 @@ _OVERRIDES: tuple[tuple[str, str, str, str], ...] = (
     ("cache", "cache_dir", "LITMUS_CACHE_DIR", "string"),
     ("timeout_ms", "judge_timeout_ms", "LITMUS_JUDGE_TIMEOUT_MS", "positive"),
 )
-_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "retries", "max_tokens"}
+_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "retries", "max_tokens"}
 _TIER_KEYS = ("provider", "model", "base_url", "api_key_env")
 _TRUE = ("1", "true", "yes", "on")
 
@@ -179,7 +183,30 @@ def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: boo
     )
     if "escalation" in values:
         config = replace(config, escalation=_escalation(values["escalation"], tier1, sources["escalation"]))
+    if "embeddings" in values:
+        config = replace(config, embeddings=_embeddings(values["embeddings"], tier1, sources["embeddings"]))
+    elif tier1.provider == "replay":
+        # A replayed run replays embeddings too: the cassettes hold both.
+        config = replace(config, embeddings=ProviderConfig("replay", "recorded"))
     return config
+
+
+def _embeddings(raw: Any, tier1: ProviderConfig, where: Position) -> ProviderConfig:
+    if not isinstance(raw, dict) or set(raw) - set(_TIER_KEYS):
+        raise _error("judge.embeddings takes provider (openai or replay), model, base_url and api_key_env", where)
+    provider = raw.get("provider", "openai")
+    if provider not in EMBEDDING_PROVIDERS:
+        raise _error(f"judge.embeddings.provider: {provider!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}", where)
+    model = raw.get("model") or ("recorded" if provider == "replay" else None)
+    if not isinstance(model, str) or not model.strip():
+        raise _error("judge.embeddings.model is required (e.g. text-embedding-3-small)", where)
+    # Like escalation: the judge's endpoint and key carry over only within the same provider.
+    same = provider == tier1.provider
+    return _with_provider_defaults(ProviderConfig(
+        provider=provider, model=model.strip(),
+        base_url=raw.get("base_url", tier1.base_url if same else None),
+        api_key_env=raw.get("api_key_env", tier1.api_key_env if same else None),
+    ))
 
 
 def _escalation(raw: Any, tier1: ProviderConfig, where: Position) -> EscalationConfig:

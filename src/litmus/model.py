@@ -16,6 +16,7 @@ from litmus.errors import Position
 
 OnFailure = Literal["continue", "stop_request", "stop_flow"]
 ExtractionKind = Literal["json_path", "header", "regex", "status"]
+StreamFormat = Literal["sse", "ndjson", "openai", "anthropic"]
 
 # Marks "the field was not given", where None is a legitimate value (e.g. `json: null`).
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
@@ -32,6 +33,20 @@ class Node:
 
 
 @dataclass(frozen=True)
+class Stream(Node):
+    """`stream:` on a request: read the body incrementally as events (see `litmus.run.stream`)."""
+
+    format: StreamFormat = "sse"
+    # JSONPath into each event's (JSON) data giving its piece of the assembled text; None = the
+    # format's own rule (openai: choices[0].delta.content, anthropic: text deltas, else the raw data).
+    text_path: str | None = None
+    # The end marker: an event whose data is exactly this text, or, when it starts with `$`, a JSONPath
+    # that matches a true value in an event's data. None = the format's own (`[DONE]`, `message_stop`),
+    # or for sse/ndjson the connection closing.
+    done: str | None = None
+
+
+@dataclass(frozen=True)
 class Request(Node):
     method: str = "GET"
     url: str = ""
@@ -42,6 +57,7 @@ class Request(Node):
     form: dict[str, Any] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
+    stream: Stream | None = None
 
 
 @dataclass(frozen=True)

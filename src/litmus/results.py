@@ -84,6 +84,34 @@ class ResponseExcerpt:
 
 
 @dataclass
+class StreamEvent:
+    event: str | None
+    data: Any
+    id: str | None
+
+
+@dataclass
+class StreamRecord:
+    """A step whose request said `stream:`: how its events arrived and what text they assembled."""
+
+    format: str
+    events_count: int
+    # Milliseconds from sending the request to the first body byte / the first event.
+    first_byte_ms: float | None
+    first_event_ms: float | None
+    # The end marker arrived (or, for sse/ndjson without one, the connection closed after an event).
+    done: bool
+    # The assembled text; `response.body` holds the same excerpt.
+    text: str = ""
+    text_truncated: bool = False
+    # The first events (each `data` bounded); `events_count` says how many there were.
+    events: list[StreamEvent] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # The beginning of the body as it came off the wire (SSE frames), for debugging a bad stream.
+    raw: str = ""
+
+
+@dataclass
 class StepResult:
     name: str
     line: int
@@ -94,6 +122,7 @@ class StepResult:
     attempts: int = 1
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
+    stream: StreamRecord | None = None
 
 
 @dataclass
@@ -197,6 +226,8 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (StepResult, "request"): (RequestExcerpt, False),
     (StepResult, "response"): (ResponseExcerpt, False),
     (StepResult, "assertions"): (AssertionOutcome, True),
+    (StepResult, "stream"): (StreamRecord, False),
+    (StreamRecord, "events"): (StreamEvent, True),
     (AssertionOutcome, "mismatches"): (Mismatch, True),
     (AssertionOutcome, "judge"): (JudgeRecord, False),
     (IntentEvaluation, "judge"): (JudgeRecord, False),

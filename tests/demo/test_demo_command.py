@@ -38,16 +38,21 @@ def outcomes(result: RunResult, suite: str, flow: str | None = None, scenario: s
             if s.name == suite and (flow is None or fr.flow == flow) and (scenario is None or fr.scenario == scenario)]
 
 
+def suite_named(result: RunResult, name: str):
+    return next(s for s in result.suites if s.name == name)
+
+
 def test_exit_code_verdict_and_summary(demo):
     done, out, data, result = demo
     assert done.returncode == 1, done.stdout + done.stderr
     assert validate(data) == []
     assert result.verdict == "failed"
     assert {s.name: s.verdict for s in result.suites} == {
-        "Shop assistant": "passed", "Orders API": "failed", "Order support (RAG)": "failed"}
+        "Shop assistant": "passed", "Orders API": "failed", "Streaming assistant": "failed",
+        "Order support (RAG)": "failed"}
     assert {s.name: s.pass_rate for s in result.suites} == {
-        "Shop assistant": 75.0, "Orders API": 33.33, "Order support (RAG)": 33.33}
-    assert "FAILED: 1 of 3 suites passed" in done.stdout
+        "Shop assistant": 75.0, "Orders API": 33.33, "Streaming assistant": 66.67, "Order support (RAG)": 33.33}
+    assert "FAILED: 1 of 4 suites passed" in done.stdout
     assert "judge: verdicts replayed from probes/cassettes" in done.stdout
     for name in ("results.json", "litmus.sarif", "junit.xml", "comment.md", "report.html", "summary.md"):
         assert (out / name).stat().st_size > 0
@@ -76,10 +81,26 @@ def test_support_findings(demo):
     assert delayed["consistent_with_scenario_data"].mismatches[0].path == "scenario.data.eta"
     delivered = outcomes(result, "Order support (RAG)", scenario="delivered-order")
     assert {o.status for o, _ in delivered} == {"passed"}
-    intents = {fr.scenario: fr.intent_evaluation for fr in result.suites[2].flow_runs}
+    intents = {fr.scenario: fr.intent_evaluation for fr in suite_named(result, "Order support (RAG)").flow_runs}
     assert {k: (v.method, v.status) for k, v in intents.items()} == {
         "delayed-order": ("judge", "failed"), "delivered-order": ("judge", "passed"),
         "unindexed-order": ("judge", "failed")}
+
+
+def test_streaming_findings(demo):
+    _, _, _, result = demo
+    found = outcomes(result, "Streaming assistant", "Streamed refund answer")
+    refund = {o.name or o.type: (o, step) for o, step in found}
+    assert {name: o.status for name, (o, _) in refund.items()} == dict.fromkeys(refund, "passed")
+    similar, step = refund["similar"]
+    assert similar.score >= similar.threshold == 0.8 and similar.judge.tiers[0].provider == "replay"
+    assert step.stream.done is True and step.stream.text.startswith("I'm sorry your order arrived damaged.")
+    assert step.stream.first_event_ms <= step.response.elapsed_ms
+    tool = outcomes(result, "Streaming assistant", "Order lookup by tool call")
+    assert [o.status for o, _ in tool] == ["passed", "passed"]
+    [(beta, beta_step)] = outcomes(result, "Streaming assistant", "Beta deployment")
+    assert beta.status == "skipped" and beta_step.status == "error"
+    assert beta_step.error.startswith("stream cut after 4 events")
 
 
 def test_every_judge_outcome_kind_is_replayed(demo):
@@ -131,7 +152,8 @@ def test_demo_values_yield_to_variables_already_set(tmp_path):
     assert "another-password" not in text and "another-token" not in text
     # The target accepted the values the suites sent: logins and chats worked.
     result = RunResult.from_dict(json.loads(text))
-    assert [fr.intent_evaluation.status for fr in result.suites[1].flow_runs] == ["failed", "failed", "passed"]
+    assert [fr.intent_evaluation.status for fr in suite_named(result, "Orders API").flow_runs] == [
+        "failed", "failed", "passed"]
     assert DEMO_ENVIRONMENT["LITMUS_DEMO_PASSWORD"] != environ["LITMUS_DEMO_PASSWORD"]
 
 

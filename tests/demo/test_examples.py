@@ -38,7 +38,7 @@ def test_litmus_validate_accepts_the_examples():
                           text=True, env={"PATH": "", "LITMUS_DEMO_USER": "u", "LITMUS_DEMO_PASSWORD": "p",
                                           "LITMUS_DEMO_TOKEN": "t", "SYSTEMROOT": ""}, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("3 suites, ") and done.stdout.rstrip().endswith(": OK")
+    assert done.stdout.startswith("4 suites, ") and done.stdout.rstrip().endswith(": OK")
     assert done.stderr == ""
 
 

@@ -116,6 +116,13 @@ def test_without_tier_2_an_in_band_score_decides(fake_judge, tmp_path):
     assert outcome.status == "failed" and outcome.threshold == 75
 
 
+def test_a_failing_verdict_without_mismatches_fails_with_one_at_the_judged_text(fake_judge, tmp_path):
+    fake_judge.when(text='{"score": 20, "reason": "does not say when the order arrives"}')
+    [outcome] = _run(service(config(fake_judge, tmp_path)), ["Your order is on its way."])
+    assert (outcome.status, outcome.score) == ("failed", 20)
+    assert [(m.path, m.actual) for m in outcome.mismatches] == [("$", 20)]
+
+
 def test_thresholds_come_from_assertion_then_suite_then_config(fake_judge, tmp_path):
     fake_judge.when(score=70)
     judge = service(config(fake_judge, tmp_path, threshold=60))

@@ -28,7 +28,7 @@ def test_one_fenced_code_block_around_the_json_is_tolerated(text):
     ('{"score": NaN, "reason": "r", "mismatches": []}', "must be a number"),
     ('{"reason": "r", "mismatches": []}', "missing field(s) score"),
     ('{"score": 50, "mismatches": []}', "missing field(s) reason"),
-    ('{"score": 50, "reason": "r"}', "missing field(s) mismatches"),
+    ('{"score": 50, "reason": "r", "mismatches": null}', "mismatches must be a list"),
     ('{"score": 50, "reason": "r", "mismatches": [{"path": "$"}]}', "each mismatch needs"),
     ('Sure! Here is my verdict: {"score": 50, "reason": "r", "mismatches": []}', "not JSON"),
     ("[1, 2]", "expected a JSON object"),
@@ -37,6 +37,11 @@ def test_one_fenced_code_block_around_the_json_is_tolerated(text):
 def test_anything_else_is_rejected_with_the_reason(text, why):
     with pytest.raises(VerdictError, match=why.replace("(", r"\(").replace(")", r"\)")):
         parse_verdict(text)
+
+
+def test_a_verdict_without_mismatches_listed_none():
+    verdict = parse_verdict('{"score": 35, "reason": "too curt"}')
+    assert (verdict.score, verdict.reason, verdict.mismatches) == (35.0, "too curt", ())
 
 
 def test_lone_surrogates_in_a_verdict_become_replacement_characters():

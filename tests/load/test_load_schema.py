@@ -32,7 +32,7 @@ LOADER_ONLY = {
     "unknown_template", "template_from_later_step", "scenario_without_context", "scenario_data_missing",
     "invalid_template_name", "jsonpath_with_template", "extract_match_unknown_variable", "data_file_escape",
     "data_file_missing", "data_file_absolute", "schema_file_missing", "invalid_regex", "invalid_jsonpath",
-    "invalid_json_schema", "regex_group_missing",
+    "invalid_json_schema", "regex_group_missing", "stream_bad_text_path",
 }
 
 

@@ -43,7 +43,7 @@ CASES = {
     "non-numeric": (dict(text='{"score": "high", "reason": "great", "mismatches": []}'), "needs_review",
                     "score must be a number"),
     "other-schema": (dict(text='{"verdict": "pass", "confidence": 0.97}'), "needs_review",
-                     "missing field(s) score, reason, mismatches"),
+                     "missing field(s) score, reason"),
 }
 
 

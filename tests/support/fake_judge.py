@@ -9,11 +9,17 @@ Script it with rules, first match wins: `judge.when("Order 1042", score=90)` ans
 containing that text; `times=1` makes a rule single-use (a 429 and then a verdict); `text=` sends
 any raw content (garbage, a fenced block); `status=` an HTTP error; `delay=` slows the answer.
 Unmatched prompts get `judge.default` (a score of 90 unless changed).
+
+`POST /v1/embeddings` answers like OpenAI's embeddings API with `embedding(text)`: a deterministic
+bag-of-words vector, so texts sharing most words are close (cosine near 1) and unrelated ones are not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +27,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 API_KEY = "sk-test-fake-judge-key-0123456789"
+EMBEDDING_SIZE = 64
+
+
+def embedding(text: str) -> list[float]:
+    """Each lower-cased word adds 1 to a bucket chosen by its hash; the vector is normalized."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % EMBEDDING_SIZE] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [round(x / norm, 6) for x in vector]
 
 
 @dataclass
@@ -132,6 +148,8 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
                 self._openai(received)
             elif self.path == "/v1/messages":
                 self._anthropic(received)
+            elif self.path == "/v1/embeddings":
+                self._embeddings(received)
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -154,6 +172,18 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
                 "model": received.body.get("model"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                 "usage": _usage(received.prompt, text, "prompt_tokens", "completion_tokens"),
+            })
+
+        def _embeddings(self, received: Received) -> None:
+            if received.headers.get("authorization") != f"Bearer {judge.api_key}":
+                return self._send(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+            text = received.body.get("input")
+            if not isinstance(text, str) or not text:
+                return self._send(400, {"error": {"message": "'input' must be a non-empty string"}})
+            self._send(200, {
+                "object": "list", "model": received.body.get("model"),
+                "data": [{"object": "embedding", "index": 0, "embedding": embedding(text)}],
+                "usage": {"prompt_tokens": max(1, len(text) // 4), "total_tokens": max(1, len(text) // 4)},
             })
 
         def _anthropic(self, received: Received) -> None:

@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "factual": "litmus.assertions.factual",
     "no_hallucination": "litmus.assertions.no_hallucination",
     "answers_question": "litmus.assertions.answers_question",
+    "similar": "litmus.assertions.similar",
     "consistent_with_scenario_data": "litmus.assertions.consistent_with_scenario_data",
     "accurate_with_scenario_context": "litmus.assertions.accurate_with_scenario_context",
     "no_hallucination_vs_scenario": "litmus.assertions.no_hallucination_vs_scenario",

@@ -57,7 +57,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-ms", type=_positive_float, default=30_000, metavar="MS",
                         help="per-step timeout where a step sets no timeout_ms (default: 30000)")
     parser.add_argument("--max-body-bytes", type=_positive, default=10 * 1024 * 1024, metavar="BYTES",
-                        help="response bodies are read up to this size, then marked truncated (default: 10 MiB)")
+                        help="response bodies are read up to this size, then marked truncated; a stream (stream:) cut "
+                             "there is an error (default: 10 MiB)")
     parser.add_argument("--transport-retries", type=_non_negative, default=0, metavar="N",
                         help="retry connection failures of idempotent requests N times (default: 0); "
                              "a failed assertion is never retried (use a step's retry: for polling)")

@@ -32,10 +32,10 @@ def cassette_dir(probes: Path) -> Path:
 
 
 def demo_judge_config(probes: Path, tier1: ProviderConfig = REPLAY, tier2: ProviderConfig = REPLAY,
-                      record: bool = False) -> JudgeConfig:
+                      embeddings: ProviderConfig = REPLAY, record: bool = False) -> JudgeConfig:
     return JudgeConfig(
         provider=tier1.provider, model=tier1.model, base_url=tier1.base_url, api_key_env=tier1.api_key_env,
-        cache=cassette_dir(probes), escalation=EscalationConfig(ESCALATION_BAND, tier2),
+        cache=cassette_dir(probes), escalation=EscalationConfig(ESCALATION_BAND, tier2), embeddings=embeddings,
         # Replay never reads the verdict cache; recording must not either (every verdict is asked anew).
         use_cache=False, record=record,
         # Recording one call at a time keeps the scripted judge's answers in a fixed order.

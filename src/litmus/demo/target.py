@@ -12,9 +12,13 @@ have real findings to report (see `docs/demo.md`). Endpoints (JSON unless said o
   GET  /api/orders/<id>/receipt    text/plain receipt ("Receipt no. RCPT-...")
   POST /chat                       {message} -> {reply}: a deterministic function of the message
   POST /support/ask                {order_id, question} -> {order, answer, sources} from the order index
+  POST /v1/chat/completions        the chat assistant behind an OpenAI-compatible API: with "stream": true,
+                                   Server-Sent Events chunks ending in [DONE]; with "tools", a streamed
+                                   get_order_status call for the order the message names
+  POST /beta/chat/completions      the same on the beta deployment, which drops its streams mid-answer
 
-The login token is accepted as `Authorization: Bearer <token>` or the `session` cookie; /chat and
-/support/ask need `Authorization: Bearer <api token>`.
+The login token is accepted as `Authorization: Bearer <token>` or the `session` cookie; /chat,
+/support/ask and the chat completions need `Authorization: Bearer <api token>`.
 
 Run it alone:  python -m litmus.demo.target --port 0   (prints its URL; Ctrl-C stops it)
 """
@@ -63,6 +67,11 @@ DEMO_ENVIRONMENT = {
     "LITMUS_DEMO_PASSWORD": DemoCredentials.password,
     "LITMUS_DEMO_TOKEN": DemoCredentials.api_token,
 }
+
+# The beta deployment's deliberate bug: its streams stop after this many content chunks, mid-answer.
+BETA_CUT_AFTER_CHUNKS = 3
+# The demo's assistant "model" as the chat completions API names it.
+CHAT_MODEL = "demo-assistant-1"
 
 # Over the 250 ms budget the orders suite gives the search: a deliberate finding.
 SLOW_SEARCH_SECONDS = 0.5
@@ -144,6 +153,8 @@ class ApiError(Exception):
 class DemoHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "LitmusDemo/1"
+    # Streamed chunks are small writes: without TCP_NODELAY, Nagle holds them back ~40 ms.
+    disable_nagle_algorithm = True
     server: DemoServer
 
     # Route table: (method, pattern) -> handler method name. Patterns match the path only.
@@ -157,6 +168,8 @@ class DemoHandler(BaseHTTPRequestHandler):
         ("GET", r"/api/orders/(?P<order_id>ord_\w+)/receipt", "order_receipt"),
         ("POST", r"/chat", "chat"),
         ("POST", r"/support/ask", "support_ask"),
+        ("POST", r"/v1/chat/completions", "chat_completions"),
+        ("POST", r"/beta/chat/completions", "beta_chat_completions"),
     )
 
     def do_GET(self) -> None:
@@ -311,6 +324,60 @@ class DemoHandler(BaseHTTPRequestHandler):
         if not isinstance(message, str) or not message.strip():
             raise ApiError(422, "no_message", "send {\"message\": \"...\"}")
         self.send_json(200, assistant_reply(message))
+
+    def chat_completions(self, body: bytes, cut_after: int | None = None) -> None:
+        self.require_api_token()
+        data = self.json_body(body)
+        messages = data.get("messages")
+        last = messages[-1] if isinstance(messages, list) and messages and isinstance(messages[-1], dict) else {}
+        message = last.get("content")
+        if not isinstance(message, str) or not message.strip():
+            raise ApiError(400, "no_message", "send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
+        order = re.search(r"\b(\d{4})\b", message)
+        if data.get("tools") and order:
+            delta = {"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": "call_demo_1", "type": "function",
+                 "function": {"name": "get_order_status", "arguments": ""}}]}
+            arguments = json.dumps({"order_id": int(order.group(1))})
+            # The arguments arrive in pieces, as a real model streams them.
+            deltas = [delta] + [{"tool_calls": [{"index": 0, "function": {"arguments": arguments[i:i + 8]}}]}
+                                for i in range(0, len(arguments), 8)]
+            finish, content = "tool_calls", None
+        else:
+            reply = assistant_reply(message)["reply"]
+            words = re.findall(r"\S+\s*", reply)
+            deltas = [{"role": "assistant", "content": ""}] + [{"content": word} for word in words]
+            finish, content = "stop", reply
+        if not data.get("stream"):
+            self.send_json(200, {"id": "chatcmpl-demo", "object": "chat.completion", "model": CHAT_MODEL, "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]})
+            return
+        chunks = [{"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": CHAT_MODEL,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+        chunks.append({"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": CHAT_MODEL,
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        frames = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks] + [b"data: [DONE]\n\n"]
+        self.send_event_stream(frames if cut_after is None else frames[: cut_after + 1], cut=cut_after is not None)
+
+    def beta_chat_completions(self, body: bytes) -> None:
+        self.chat_completions(body, cut_after=BETA_CUT_AFTER_CHUNKS)
+
+    def send_event_stream(self, frames: list[bytes], cut: bool = False) -> None:
+        """Server-Sent Events, one HTTP chunk per frame; `cut` drops the connection after the last one."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        for frame in frames:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            self.wfile.flush()
+        if cut:
+            self.close_connection = True  # no last chunk: the client sees the body end mid-stream
+        else:
+            self.wfile.write(b"0\r\n\r\n")
 
     def support_ask(self, body: bytes) -> None:
         self.require_api_token()

@@ -40,7 +40,7 @@ def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
     JSON path, or `$`); NotJudgeable when it cannot be built."""
     redact = ctx.redact
     try:
-        params = {name: _text(ctx.render(value)) for name, value in assertion.params.items()}
+        params = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
     except Exception as exc:  # a template that cannot be rendered makes this assertion, and only it, an error
         raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
     params = {name: redact(value) for name, value in params.items()}
@@ -137,5 +137,6 @@ def _judged_label(select: str | None) -> str:
     return f"The response to judge (the part selected by {select})" if select else "The response to judge (HTTP body)"
 
 
-def _text(value: Any) -> str:
+def rendered_text(value: Any) -> str:
+    """A rendered field as the text a judge reads (JSON for anything but a string)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

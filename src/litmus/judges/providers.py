@@ -47,17 +47,16 @@ class Completion:
     output_tokens: int = 0
 
 
-class HTTPProvider(ABC):
-    """The transport shared by the API providers: session, retries, timeouts, error messages."""
+class HTTPTransport:
+    """The transport shared by the API clients (judges, embeddings): session, retries, timeouts, errors."""
 
     def __init__(self, tier: ProviderConfig, api_key: str | None, *, timeout_ms: float, retries: int,
-                 max_tokens: int, pool_size: int):
+                 pool_size: int):
         self.name = tier.provider
         self.model = tier.model
         self.base_url = tier.base_url or ""
         self._api_key = api_key
         self._timeout_s = timeout_ms / 1000
-        self.max_tokens = max_tokens
         retry = Retry(
             total=retries, connect=retries, read=min(1, retries), status=retries, other=0,
             allowed_methods=None,  # retry POST too: a judge call has no side effects
@@ -70,15 +69,6 @@ class HTTPProvider(ABC):
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers["User-Agent"] = f"litmus/{__version__}"
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """What, besides the messages, decides the reply: part of the cache key."""
-        return {"temperature": 0, "max_tokens": self.max_tokens}
-
-    @abstractmethod
-    def complete(self, prompt: Prompt) -> Completion:
-        """Send the prompt in this provider's wire format and return its reply."""
 
     def close(self) -> None:
         self._session.close()
@@ -108,6 +98,24 @@ class HTTPProvider(ABC):
         if self._api_key:
             message = message.replace(self._api_key, "***")
         return ProviderError(f"{self.name}:{self.model}: {message}", status)
+
+
+class HTTPProvider(HTTPTransport, ABC):
+    """A judge over HTTP: a prompt in, a reply out."""
+
+    def __init__(self, tier: ProviderConfig, api_key: str | None, *, timeout_ms: float, retries: int,
+                 max_tokens: int, pool_size: int):
+        super().__init__(tier, api_key, timeout_ms=timeout_ms, retries=retries, pool_size=pool_size)
+        self.max_tokens = max_tokens
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """What, besides the messages, decides the reply: part of the cache key."""
+        return {"temperature": 0, "max_tokens": self.max_tokens}
+
+    @abstractmethod
+    def complete(self, prompt: Prompt) -> Completion:
+        """Send the prompt in this provider's wire format and return its reply."""
 
 
 class OpenAIProvider(HTTPProvider):

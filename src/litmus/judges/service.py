@@ -16,10 +16,21 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from litmus.assertions._common import bounded, show
 from litmus.config import JudgeConfig, ProviderConfig
 from litmus.judges import assertion as judged_assertion
 from litmus.judges import intent as intent_eval
-from litmus.judges.cache import cassette_key, cassette_store, verdict_key, verdict_store
+from litmus.judges.cache import (
+    cassette_key,
+    cassette_store,
+    embedding_cassette_key,
+    embedding_cassettes,
+    embedding_key,
+    embedding_store,
+    verdict_key,
+    verdict_store,
+)
+from litmus.judges.embeddings import Embedding, OpenAIEmbeddings, ReplayEmbeddings, cosine
 from litmus.judges.escalation import Decision, TierResult, budget_blocked, decide, should_escalate
 from litmus.judges.prompts import Prompt, intent_prompt
 from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
@@ -31,6 +42,10 @@ if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
     from litmus.model import Assertion, Scenario, Suite
     from litmus.results import FlowRunResult
+
+
+# `similar`'s default threshold: the cosine similarity of two texts that say the same thing.
+DEFAULT_SIMILARITY = 0.8
 
 
 class JudgeConfigError(ValueError):
@@ -67,9 +82,13 @@ class ReplayProvider:
 
 
 class JudgeService:
-    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider], secrets: tuple[str, ...] = ()):
+    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider], secrets: tuple[str, ...] = (),
+                 embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None):
         self.config = config
         self.tiers = tiers
+        self.embedder = embedder
+        self._embeddings = embedding_store(config.cache)
+        self._embedding_cassettes = embedding_cassettes(config.cache)
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
         self._verdicts = verdict_store(config.cache)
         self._cassettes = cassette_store(config.cache)
@@ -88,23 +107,35 @@ class JudgeService:
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
         secrets = []
+
+        def api_key(tier: ProviderConfig, where: str, what: str) -> str:
+            key = environ.get(tier.api_key_env or "")
+            if not key:
+                raise JudgeConfigError(
+                    f"the {tier.provider} {what} needs an API key in the environment variable {tier.api_key_env} "
+                    f"({where}), which is not set"
+                )
+            secrets.append(key)
+            return key
+
         for number, tier in enumerate(chain, start=1):
             if tier.provider == "replay":
                 tiers.append(ReplayProvider(tier, config, number))
                 continue
-            key = environ.get(tier.api_key_env or "")
-            if not key:
-                where = "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env"
-                raise JudgeConfigError(
-                    f"the {tier.provider} judge needs an API key in the environment variable {tier.api_key_env} "
-                    f"({where}), which is not set"
-                )
-            secrets.append(key)
+            key = api_key(tier, "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env", "judge")
             tiers.append(PROVIDER_CLASSES[tier.provider](
                 tier, key, timeout_ms=config.timeout_ms, retries=config.retries, max_tokens=config.max_tokens,
                 pool_size=config.concurrency,
             ))
-        return cls(config, tiers, tuple(secrets))
+        embedder = None
+        if config.embeddings is not None and config.embeddings.provider == "replay":
+            embedder = ReplayEmbeddings(config.cache)
+        elif config.embeddings is not None:
+            embedder = OpenAIEmbeddings(
+                config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
+                timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
+            )
+        return cls(config, tiers, tuple(secrets), embedder)
 
     # ---- the two kinds of evaluation
 
@@ -122,6 +153,76 @@ class JudgeService:
                 assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} judge calls "
                 "were made in this run (raise judge.max_calls to judge more)", threshold=threshold)
         return judged_assertion.decision_outcome(assertion, decision, threshold, where)
+
+    def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
+        """`similar`: cosine similarity of the reference's and the response's embeddings vs `threshold`."""
+        threshold = float(assertion.params.get("threshold", DEFAULT_SIMILARITY))
+
+        def error(reason: str, path: str = "$") -> AssertionOutcome:
+            return judged_assertion.outcome(assertion, "error", reason, threshold=threshold, mismatches=[
+                Mismatch(path, "an embedding of each text", None, reason)])
+
+        if self.embedder is None:
+            return error("no embeddings model configured: set judge.embeddings (provider: openai, model: ...) in "
+                         "litmus.yaml")
+        try:
+            text, where = judged_assertion.judged_text(assertion.select, ctx)
+        except judged_assertion.NotJudgeable as exc:
+            return error(str(exc), assertion.select or "$")
+        reference = self._redact(ctx.redact(judged_assertion.rendered_text(ctx.render(assertion.params["value"]))))
+        text = self._redact(ctx.redact(text))
+        if not text.strip():
+            reason = "the response text is empty: nothing to compare with the reference"
+            return judged_assertion.outcome(assertion, "failed", reason, score=0.0, threshold=threshold, mismatches=[
+                Mismatch(where, reference, "", reason)])
+        started = time.monotonic()
+        try:
+            (ref, ref_cached), (got, got_cached) = self._embed(reference), self._embed(text)
+            similarity = round(cosine(ref.vector, got.vector), 4)
+        except BudgetExhausted:
+            return judged_assertion.outcome(
+                assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} calls were made "
+                "in this run (raise judge.max_calls to judge more)", threshold=threshold)
+        except ProviderError as exc:
+            return error(f"embeddings unavailable: {self._redact(str(exc))}")
+        except ValueError as exc:
+            return error(f"cannot compare the embeddings: {exc}")
+        passed = similarity >= threshold
+        verdict = f"cosine similarity {similarity:g} {'>=' if passed else '<'} {threshold:g}"
+        tier = JudgeTier(self.embedder.name, self.embedder.model, similarity, verdict, _ms(started),
+                         input_tokens=0 if ref_cached and got_cached else ref.input_tokens + got.input_tokens,
+                         cached=ref_cached and got_cached)
+        reason = f"{verdict} ({self.embedder.name}:{self.embedder.model}) to the reference {show(reference)}"
+        mismatches = [] if passed else [Mismatch(where, reference, bounded(text), verdict)]
+        return judged_assertion.outcome(assertion, "passed" if passed else "failed", reason, score=similarity,
+                                        threshold=threshold, mismatches=mismatches,
+                                        judge=JudgeRecord(escalated=False, tiers=[tier]))
+
+    def _embed(self, text: str) -> tuple[Embedding, bool]:
+        """The text's embedding and whether it came from the cache or a cassette (no call made)."""
+        embedder = self.embedder
+        live = not isinstance(embedder, ReplayEmbeddings)
+        key = embedding_key(embedder.name, embedder.model, text)
+        vector = self._embeddings.get(key) if live and self.config.use_cache else None
+        if vector is not None:
+            embedding, cached = Embedding(vector), True
+        else:
+            if live:
+                self._reserve_call()
+            started = time.monotonic()
+            embedding, cached = embedder.embed(text), not live
+            latency = _ms(started)
+            if live and self.config.use_cache:
+                self._embeddings.put(key, text=text, provider=embedder.name, model=embedder.model,
+                                     vector=embedding.vector, input_tokens=embedding.input_tokens, latency_ms=latency)
+            if live and self.config.record:
+                self._embedding_cassettes.put(embedding_cassette_key(text), text=text, provider=embedder.name,
+                                              model=embedder.model, vector=embedding.vector,
+                                              input_tokens=embedding.input_tokens, latency_ms=latency)
+        with self._lock:
+            self._totals.cached += cached
+            self._totals.input_tokens += 0 if cached else embedding.input_tokens
+        return embedding, cached
 
     def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None) -> IntentEvaluation:
         if not suite.intent:
@@ -250,6 +351,8 @@ class JudgeService:
         self.executor.shutdown(wait=True)
         for provider in self.tiers:
             provider.close()
+        if self.embedder is not None:
+            self.embedder.close()
 
 
 def _ms(started: float) -> float:

@@ -1,8 +1,9 @@
 """The verdict contract: what a judge must reply, parsed strictly.
 
 A verdict is one JSON object `{"score": 0-100, "reason": str, "mismatches": [{path, expected, actual,
-reason}]}`, optionally inside one fenced code block. Anything else (prose around the JSON, a score
-outside 0-100 or not a number, a missing field) is unparseable: the caller escalates it and, if no
+reason}]}`, optionally inside one fenced code block; a verdict without `mismatches` listed none (read
+as `[]`). Anything else (prose around the JSON, a score outside 0-100 or not a number, a missing
+score or reason) is unparseable: the caller escalates it and, if no
 judge can resolve it, reports `needs_review`. Nothing is guessed or defaulted to a pass.
 """
 
@@ -17,7 +18,7 @@ from litmus.results import Mismatch
 from litmus.run.response import without_lone_surrogates
 
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
-FIELDS = ("score", "reason", "mismatches")
+REQUIRED = ("score", "reason")
 MISMATCH_FIELDS = ("path", "expected", "actual", "reason")
 
 
@@ -47,7 +48,7 @@ def parse_verdict(text: str) -> Verdict:
     data = without_lone_surrogates(data)
     if not isinstance(data, dict):
         raise VerdictError(f"expected a JSON object, got {type(data).__name__}: {_excerpt(text)}")
-    missing = [name for name in FIELDS if name not in data]
+    missing = [name for name in REQUIRED if name not in data]
     if missing:
         raise VerdictError(f"missing field(s) {', '.join(missing)}: {_excerpt(text)}")
     score = data["score"]
@@ -57,9 +58,10 @@ def parse_verdict(text: str) -> Verdict:
         raise VerdictError(f"score {score} is outside 0-100")
     if not isinstance(data["reason"], str):
         raise VerdictError(f"reason must be a string, got {type(data['reason']).__name__}")
-    if not isinstance(data["mismatches"], list):
+    mismatches = data.get("mismatches", [])
+    if not isinstance(mismatches, list):
         raise VerdictError("mismatches must be a list")
-    return Verdict(float(score), data["reason"].strip(), tuple(_mismatch(m) for m in data["mismatches"]))
+    return Verdict(float(score), data["reason"].strip(), tuple(_mismatch(m) for m in mismatches))
 
 
 def _mismatch(item) -> Mismatch:

@@ -103,10 +103,25 @@ def _request(*, defaults: bool) -> dict[str, Any]:
         "form": {"type": "object", "additionalProperties": SCALARS, "description": "form-encoded body"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},
+        "stream": _stream(),
     }
     if defaults:
         return _object({k: v for k, v in properties.items() if k in rules.DEFAULTS_KEYS})
     return _object(properties, ("url",), **_at_most_one("json", "body", "form"))
+
+
+def _stream() -> dict[str, Any]:
+    formats = {"enum": list(rules.STREAM_FORMATS)}
+    spelled_out = _object({
+        "format": {**formats, "description": "how the body is framed (default sse)"},
+        "text_path": {"type": "string", "minLength": 1,
+                      "description": "JSONPath into each event's data: its piece of the assembled text"},
+        "done": {"type": "string", "minLength": 1,
+                 "description": "end marker: an event's exact data, or a JSONPath ($...) matching true"},
+    })
+    return {"anyOf": [formats, spelled_out],
+            "description": "read the body incrementally as events: sse, ndjson, openai, anthropic or "
+                           "{format, text_path, done}"}
 
 
 def _extraction() -> dict[str, Any]:

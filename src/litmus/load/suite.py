@@ -29,6 +29,7 @@ from litmus.model import (
     Retry,
     Scenario,
     Step,
+    Stream,
     Suite,
     SuiteJudge,
 )
@@ -36,7 +37,10 @@ from litmus.templating import TEMPLATE
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
               "context", "flows")
-REQUEST_KEYS = ("method", "url", "headers", "query", "json", "body", "form", "timeout_ms", "follow_redirects")
+REQUEST_KEYS = ("method", "url", "headers", "query", "json", "body", "form", "timeout_ms", "follow_redirects",
+                "stream")
+STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
+STREAM_KEYS = ("format", "text_path", "done")
 DEFAULTS_KEYS = ("headers", "query", "timeout_ms", "follow_redirects")
 STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
 FLOW_KEYS = ("name", "runs", "steps")
@@ -310,6 +314,7 @@ class SuiteBuilder:
                 f.error(f.raw("method"), f"unknown HTTP method {method!r}{did_you_mean(method.upper(), METHODS)}")
             values["method"] = method.upper()
             values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
+            values["stream"] = self.stream(f)
         for name in ("headers", "query"):
             given = self.string_map(f, name, allow_lists=name == "query")
             values[name] = {**values.get(name, {}), **given}
@@ -327,6 +332,26 @@ class SuiteBuilder:
             values["follow_redirects"] = follow
         field_pos.update(f.field_pos)
         return Request(item.pos, field_pos, **values)
+
+    def stream(self, f: Fields) -> Stream | None:
+        """`stream: openai` (a format name) or `stream: {format, text_path, done}`."""
+        item = f.raw("stream")
+        if item is None:
+            return None
+        self.no_templates(item, "'stream' is read when the response arrives: templates are not rendered in it")
+        if isinstance(item.value, str):
+            return Stream(item.pos, {}, f.check(item, "stream", "string", choices=STREAM_FORMATS, default="sse"))
+        sf = self.fields(item, "'stream'", STREAM_KEYS)
+        if sf is None:
+            return None
+        text_path = sf.take("text_path", "string", default=None, nonempty=True)
+        if text_path and (problem := checks.jsonpath_error(text_path)):
+            sf.error(sf.raw("text_path"), problem)
+        done = sf.take("done", "string", default=None, nonempty=True)
+        if done and done.startswith("$") and (problem := checks.jsonpath_error(done)):
+            sf.error(sf.raw("done"), problem)
+        return Stream(item.pos, sf.field_pos, sf.take("format", "string", default="sse", choices=STREAM_FORMATS),
+                      text_path, done)
 
     def string_map(self, f: Fields, name: str, *, allow_lists: bool) -> dict[str, Any]:
         """headers / query / form: text (or number) values; query and form may repeat a key with a list."""

@@ -269,10 +269,21 @@ def context_text(finding: Finding) -> str:
     return ", ".join(parts)
 
 
+# How much of a streamed step's assembled text the one-line response summary quotes.
+STREAMED_TEXT_CHARS = 200
+
+
 def response_text(step: StepResult) -> str:
     if step.response is None:
         return f"no response ({step.error})" if step.error else "no response"
-    return f"{step.response.status} in {step.response.elapsed_ms:g} ms"
+    text = f"{step.response.status} in {step.response.elapsed_ms:g} ms"
+    stream = step.stream
+    if stream is not None:
+        first = "no event" if stream.first_event_ms is None else f"first at {stream.first_event_ms:g} ms"
+        events = f"{stream.events_count} event{'s' * (stream.events_count != 1)}"
+        text += f", streamed: {events}, {first}{'' if stream.done else ', not finished'}; " \
+                f"text: {show(stream.text, STREAMED_TEXT_CHARS)}"
+    return text
 
 
 # Headers curl sets itself from the command: repeating them breaks the command once the body is edited.

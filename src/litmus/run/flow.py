@@ -25,15 +25,21 @@ from litmus.results import (
     RequestExcerpt,
     ResponseExcerpt,
     StepResult,
+    StreamEvent,
+    StreamRecord,
 )
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import HttpClient, OutgoingRequest, TransportError
 from litmus.run.redact import MASK, Redactor
 from litmus.run.response import Response
+from litmus.run.stream import StreamedResponse
 from litmus.run.templating import Renderer, TemplateError
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
+# A streamed step's results keep its first events (the count says how many there were).
+RECORDED_EVENTS = 100
+RAW_STREAM_CHARS = 2048
 # Headers whose values are credentials whatever their value: masked even when not a declared secret.
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
 NOT_PASSED = frozenset({"failed", "error", "needs_review"})
@@ -138,6 +144,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared),
         response=_response_excerpt(response), attempts=attempt,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
+        stream=_stream_record(response),
     )
     return result, stop_flow_reason
 
@@ -216,7 +223,7 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
     out = OutgoingRequest(
         method=request.method.upper(), url=url, headers=headers, query=query,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
-        follow_redirects=request.follow_redirects,
+        follow_redirects=request.follow_redirects, stream=request.stream,
     )
     if request.json is not MISSING:
         out.json, out.has_json = renderer.render(request.json), True
@@ -284,7 +291,7 @@ def _error_step(step: Step, message: str, request: RequestExcerpt | None, partia
     return StepResult(
         name=step.name, line=step.pos.line, status="error", error=message, request=request,
         response=_response_excerpt(partial) if partial is not None else None,
-        assertions=[outcome(a, "skipped", reason) for a in step.assertions],
+        assertions=[outcome(a, "skipped", reason) for a in step.assertions], stream=_stream_record(partial),
     )
 
 
@@ -310,7 +317,24 @@ def _response_excerpt(response: Response) -> ResponseExcerpt:
     head = response.body[: EXCERPT_CHARS * 4]
     text, cut = _excerpt(head.decode(response.encoding or "utf-8", errors="replace"))
     cut = cut or len(head) < len(response.body)
+    streamed = isinstance(response, StreamedResponse)
     return ResponseExcerpt(
         status=response.status, elapsed_ms=round(response.elapsed_ms, 1), headers=_masked(response.headers),
-        body=text, size=len(response.body), truncated=response.truncated, body_excerpt_truncated=cut,
+        body=text, size=response.stream.wire_bytes if streamed else len(response.body),
+        truncated=response.truncated, body_excerpt_truncated=cut,
+    )
+
+
+def _stream_record(response: Response | None) -> StreamRecord | None:
+    """How a streamed response arrived (None for any other): what reports show beside its text."""
+    if not isinstance(response, StreamedResponse):
+        return None
+    data = response.stream
+    text, cut = _excerpt(data.text)
+    return StreamRecord(
+        format=data.format, events_count=data.events_count, first_byte_ms=data.first_byte_ms,
+        first_event_ms=data.first_event_ms, done=data.done, text=text, text_truncated=cut,
+        events=[StreamEvent(e["event"], bounded(e["data"]), e["id"]) for e in data.events(RECORDED_EVENTS)],
+        tool_calls=[{**call, "arguments": bounded(call["arguments"])} for call in data.tool_calls],
+        raw=data.wire_head.decode("utf-8", errors="replace")[:RAW_STREAM_CHARS],
     )

@@ -26,7 +26,9 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
+from litmus.model import Stream
 from litmus.run.response import Response
+from litmus.run.stream import StreamError, StreamReader, arriving_chunks
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 _CHUNK = 64 * 1024
@@ -54,6 +56,8 @@ class OutgoingRequest:
     data: Any = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
+    # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
+    stream: Stream | None = None
 
 
 class _IdempotentRetry(Retry):
@@ -114,7 +118,7 @@ class HttpClient:
             resp = session.send(prepared, timeout=timeout_s, allow_redirects=out.follow_redirects, **settings)
         except requests.RequestException as exc:
             raise TransportError(describe_transport_error(exc, out.timeout_ms)) from None
-        return self._read(resp, start, start + timeout_s, out.timeout_ms)
+        return self._read(resp, start, start + timeout_s, out.timeout_ms, out.stream)
 
     def _settings(self, url: str) -> dict[str, Any]:
         origin = tuple(urlsplit(url)[:2])
@@ -124,14 +128,19 @@ class HttpClient:
             self._environment[origin] = settings
         return settings
 
-    def _read(self, resp: requests.Response, start: float, deadline: float, timeout_ms: float) -> Response:
+    def _read(self, resp: requests.Response, start: float, deadline: float, timeout_ms: float,
+              stream: Stream | None = None) -> Response:
         chunks: list[bytes] = []
         size = 0
         truncated = False
         failure: str | None = None
+        # A stream is read only from a success: an error reply (401, 429, 500) is read whole, as a body.
+        reader = StreamReader(stream, start, resp.headers.get("Content-Type", "")) \
+            if stream is not None and 200 <= resp.status_code < 300 else None
         alarm = self.watchdog.arm(deadline, resp.raw.shutdown)
         try:
-            for chunk in resp.raw.stream(_CHUNK, decode_content=True):
+            arriving = arriving_chunks(resp.raw, _CHUNK) if reader else resp.raw.stream(_CHUNK, decode_content=True)
+            for chunk in arriving:
                 room = self.max_body_bytes - size
                 if len(chunk) > room:
                     chunks.append(chunk[:room])
@@ -140,9 +149,11 @@ class HttpClient:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
+                if reader is not None and reader.feed(chunk):
+                    break  # the end marker (or a bad frame): what follows is not read
         except (Urllib3Error, OSError, ValueError) as exc:
             if alarm.fired:
-                failure = f"timed out after {timeout_ms:g} ms reading the body ({size} bytes received)"
+                failure = _timed_out(timeout_ms, size)
             else:
                 failure = f"connection broken while reading the body after {size} bytes: {_short(exc)}"
         finally:
@@ -154,6 +165,13 @@ class HttpClient:
             status=resp.status_code, headers=resp.headers, body=b"".join(chunks), elapsed_ms=elapsed_ms,
             truncated=truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
         )
+        if reader is not None:
+            if failure is None and alarm.fired:
+                failure = _timed_out(timeout_ms, size)  # a body ended by closing reads as ended once shut down
+            try:
+                return reader.finish(response, failure)
+            except StreamError as exc:
+                raise TransportError(str(exc), partial=exc.partial) from None
         if failure:
             raise TransportError(failure, partial=response)
         return response
@@ -182,6 +200,10 @@ def describe_transport_error(exc: requests.RequestException, timeout_ms: float) 
         if needle in text:
             return message
     return _short(exc)
+
+
+def _timed_out(timeout_ms: float, size: int) -> str:
+    return f"timed out after {timeout_ms:g} ms reading the body ({size} bytes received)"
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:

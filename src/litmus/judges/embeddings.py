@@ -1,0 +1,72 @@
+"""Embeddings for `similar`: an OpenAI-compatible `/embeddings` client, recorded embeddings, cosine.
+
+The judge service (`litmus.judges.service`) owns caching, cassettes and the call budget, as for
+verdicts; this module only speaks the wire format and does the arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from litmus.judges.cache import embedding_cassette_key, embedding_cassettes
+from litmus.judges.providers import HTTPTransport, ProviderError
+
+
+@dataclass(frozen=True)
+class Embedding:
+    vector: list[float]
+    input_tokens: int = 0
+
+
+class OpenAIEmbeddings(HTTPTransport):
+    """`POST {base_url}/embeddings` as OpenAI (and vLLM, Ollama, LiteLLM...) serve it."""
+
+    def embed(self, text: str) -> Embedding:
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        data = self._post(f"{self.base_url}/embeddings", headers, {"model": self.model, "input": text})
+        try:
+            vector = data["data"][0]["embedding"]
+        except (KeyError, IndexError, TypeError):
+            raise self._error(f"no data[0].embedding in reply: {json.dumps(data)[:200]}") from None
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise self._error(f"data[0].embedding is not a list of numbers: {json.dumps(vector)[:200]}")
+        usage = data.get("usage") or {}
+        return Embedding([float(x) for x in vector], int(usage.get("prompt_tokens") or 0))
+
+
+class ReplayEmbeddings:
+    """Recorded embeddings only: the cassette for the text, or an error naming the missing key."""
+
+    def __init__(self, cache_dir: Path, model: str = "recorded"):
+        self.name, self.model = "replay", model
+        self._store = embedding_cassettes(cache_dir)
+
+    def embed(self, text: str) -> Embedding:
+        key = embedding_cassette_key(text)
+        vector = self._store.get(key)
+        if vector is None:
+            shown = text if len(text) <= 60 else text[:60] + "…"
+            raise ProviderError(f"replay: no embedding cassette {key} for {shown!r} in {self._store.directory}; "
+                                "record one with --record and a live embeddings model")
+        return Embedding(vector)
+
+    def close(self) -> None:
+        pass
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    """Cosine similarity; ValueError for vectors of different sizes or of length zero."""
+    if len(a) != len(b):
+        raise ValueError(f"the two embeddings have different sizes ({len(a)} and {len(b)}): recorded with "
+                         "different models?")
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    if norm == 0:
+        raise ValueError("an embedding of length zero has no direction to compare")
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
