@@ -350,7 +350,7 @@ def redirect_refusal(source: str, target: str,
                      resolve: Callable[[str], list[ipaddress.IPv4Address | ipaddress.IPv6Address]] | None = None,
                      ) -> str | None:
     """Why a redirect from `source` to `target` is not followed (None: it is)."""
-    resolve = resolve or _addresses
+    resolve = resolve or host_addresses
     parts = urlsplit(target)
     if parts.scheme.lower() not in ("http", "https"):
         return f"redirect to a non-HTTP URL refused: {target}"
@@ -371,7 +371,7 @@ def _reserved_invalid(host: str) -> bool:
     return host == "invalid" or host.endswith(".invalid")
 
 
-def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+def host_addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     """The addresses a host name stands for: literal forms without a lookup (including the numeric
     forms inet_aton reads, like 2852039166), `localhost` by RFC 6761, others from the resolver.
     A name that does not resolve gives none: connecting to it fails anyway."""
