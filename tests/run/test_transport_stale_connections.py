@@ -8,6 +8,7 @@ loses the race). Every step after the first meets such a connection.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -68,3 +69,15 @@ def test_transport_retries_option_still_applies_to_connection_failures_only(tmp_
         ran, steps = _run(tmp_path, server, ["GET"] * 4, "--transport-retries", "2")
     assert ran.code == 0, ran.output
     assert [s["status"] for s in steps] == ["passed"] * 4
+
+
+def test_a_refused_post_is_a_step_error_and_is_not_retried(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    write_suite(tmp_path, "refused.yaml", FLOW.format(steps=STEP.format(i=1, method="POST")))
+    ran = run_litmus(["run", "--base-url", refused, "--out", "out", "--transport-retries", "2"], cwd=tmp_path,
+                     env=litmus_env())
+    assert ran.code == 1 and "Traceback" not in ran.output
+    [step] = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))["suites"][0]["flow_runs"][0]["steps"]
+    assert (step["status"], step["error"], step["transport_retries"]) == ("error", "connection refused", 0)

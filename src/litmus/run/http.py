@@ -42,6 +42,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
 from litmus.run.response import Redirect, Response
@@ -298,10 +299,14 @@ class _TransportRetry(Retry):
         stale = error is not None and exchange.stale(error)
         retry: Retry = self
         if error is not None:
-            if exchange.timed_out or exchange.remaining_s() <= 0 or (method or "").upper() not in IDEMPOTENT_METHODS:
-                retry = self.new(total=False)
-            elif self._is_read_error(error) and not stale:
-                retry = self.new(read=False)
+            never_again = (exchange.timed_out or exchange.remaining_s() <= 0
+                           or (method or "").upper() not in IDEMPOTENT_METHODS)
+            if self._is_read_error(error):
+                if never_again or not stale:
+                    retry = self.new(read=False)  # re-raised as it is
+            elif never_again:
+                # How urllib3 gives up on a connection error, the form requests translates.
+                raise MaxRetryError(_pool, url, error) from error
         again = Retry.increment(retry, method, url, response, error, _pool, _stacktrace)
         exchange.retries += 1
         exchange.fresh_connection = exchange.fresh_connection or stale
@@ -572,12 +577,13 @@ def describe_transport_error(exc: requests.RequestException, exchange: Exchange)
 def _root_cause(exc: BaseException) -> BaseException:
     """The innermost error: requests wraps urllib3's, which wraps http.client's in its args."""
     seen = exc
-    while True:
+    for _ in range(8):
         inner = next((a for a in getattr(seen, "args", ()) if isinstance(a, BaseException)), None)
         inner = inner or getattr(seen, "reason", None)
         if not isinstance(inner, BaseException) or inner is seen:
-            return seen
+            break
         seen = inner
+    return seen
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
