@@ -255,8 +255,7 @@ class _HTTPSConnection(_ConnectionMixin, HTTPSConnection):
 class _PoolMixin:
     def _get_conn(self, timeout=None):
         conn = super()._get_conn(timeout)
-        exchange = _exchange.get(None)
-        if exchange is not None and exchange.fresh_connection and conn.sock is not None:
+        if _exchange.get().fresh_connection and conn.sock is not None:
             conn.close()  # reconnects on use: the retry of a stale connection goes on a new one
         return conn
 
