@@ -54,7 +54,7 @@ class ClosingServer:
                         self.connection.settimeout(idle)  # handle_one_request drops it on the timeout
                     elif not self.close_connection:
                         # Wait for the next request, then hang up without reading or answering it.
-                        select.select([self.connection], [], [], 1.0)
+                        select.select([self.connection], [], [], 5.0)
                         self.close_connection = True
 
             def _answer(self):
