@@ -8,7 +8,7 @@ the response headers, every redirect and the body. A `Watchdog` shuts the socket
 which per-read socket timeouts alone never do for a peer that trickles one byte at a time, and a
 body the deadline cut is an error whatever its framing (Content-Length, chunked, or delimited by
 the connection closing, which looks like a normal end to http.client). Bodies are read by one
-loop, `BodyStream`, under the size cap (decompressed bytes, so a gzip bomb stops at the cap; the
+loop, `read_body`, under the size cap (decompressed bytes, so a gzip bomb stops at the cap; the
 response is marked `truncated`) and the deadline.
 
 A request that fails on a reused pooled connection before any response byte arrived (the server
@@ -32,7 +32,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -402,40 +402,42 @@ def _loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-class BodyStream:
+@dataclass
+class Body:
+    data: bytes
+    # The size cap cut it.
+    truncated: bool
+    # Why it broke off (None: read to its end).
+    failure: str | None
+
+
+def read_body(resp: requests.Response, exchange: Exchange) -> Body:
     """The one loop that reads a response body: decoded chunks, under the size cap and the exchange's
-    deadline. Iterate it for the chunks; afterwards `truncated` says whether the cap cut the body and
-    `failure` why it broke off (None: read to its end). `size` counts the bytes yielded."""
-
-    def __init__(self, resp: requests.Response, exchange: Exchange) -> None:
-        self.resp = resp
-        self.exchange = exchange
-        self.size = 0
-        self.truncated = False
-        self.failure: str | None = None
-
-    def __iter__(self) -> Iterator[bytes]:
-        limit = self.exchange.max_body_bytes
-        try:
-            for chunk in self.resp.raw.stream(_CHUNK, decode_content=True):
-                room = limit - self.size
-                if len(chunk) > room:
-                    self.size += room
-                    self.truncated = True
-                    yield chunk[:room]
-                    break
-                self.size += len(chunk)
-                yield chunk
-        except (Urllib3Error, OSError, ValueError) as exc:
-            if not self.exchange.timed_out:
-                self.failure = f"connection broken while reading the body after {self.size} bytes: {_short(exc)}"
-        finally:
-            # A body left unread (cap, error) makes the connection unusable: close() discards it.
-            self.resp.close()
-        if self.exchange.timed_out:
-            # Whatever the framing: a close-delimited body ends "normally" when the socket is shut.
-            self.failure = (f"timed out after {self.exchange.timeout_ms:g} ms reading the body "
-                            f"({self.size} bytes received)")
+    deadline. A body the deadline cut is a failure whatever its framing: one delimited by the
+    connection closing ends "normally" when the watchdog shuts the socket."""
+    limit = exchange.max_body_bytes
+    chunks: list[bytes] = []
+    size = 0
+    truncated = False
+    failure: str | None = None
+    try:
+        for chunk in resp.raw.stream(_CHUNK, decode_content=True):
+            room = limit - size
+            if len(chunk) > room:
+                chunks.append(chunk[:room])
+                size += room
+                truncated = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (Urllib3Error, OSError, ValueError) as exc:
+        failure = f"connection broken while reading the body after {size} bytes: {_short(exc)}"
+    finally:
+        # A body left unread (cap, error) makes the connection unusable: close() discards it.
+        resp.close()
+    if exchange.timed_out:
+        failure = f"timed out after {exchange.timeout_ms:g} ms reading the body ({size} bytes received)"
+    return Body(b"".join(chunks), truncated, failure)
 
 
 class HttpClient:
@@ -512,10 +514,9 @@ class HttpClient:
 
 def _read(resp: requests.Response, exchange: Exchange) -> Response:
     """The response with its body; a body that broke off is a TransportError holding what was read."""
-    body = BodyStream(resp, exchange)
-    data = b"".join(body)
+    body = read_body(resp, exchange)
     response = Response(
-        status=resp.status_code, headers=resp.headers, body=data,
+        status=resp.status_code, headers=resp.headers, body=body.data,
         elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
         truncated=body.truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
         redirects=tuple(exchange.redirects), transport_retries=exchange.retries,
