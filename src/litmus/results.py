@@ -71,6 +71,17 @@ class RequestExcerpt:
 
 
 @dataclass
+class Redirect:
+    """One redirect followed: where to, the status that sent it there, and what did not go along
+    (the probe's headers and a 307/308 body, when the redirect left the origin)."""
+
+    url: str
+    status: int
+    dropped_headers: list[str] = field(default_factory=list)
+    body_dropped: bool = False
+
+
+@dataclass
 class ResponseExcerpt:
     status: int
     elapsed_ms: float
@@ -81,6 +92,8 @@ class ResponseExcerpt:
     # The body hit the run's size cap; `body` is an excerpt either way.
     truncated: bool = False
     body_excerpt_truncated: bool = False
+    # The redirects followed to get this response, in order.
+    redirects: list[Redirect] = field(default_factory=list)
 
 
 @dataclass
@@ -120,6 +133,9 @@ class StepResult:
     response: ResponseExcerpt | None = None
     error: str | None = None
     attempts: int = 1
+    # Times the transport sent the request again on a new connection: a pooled connection the server
+    # had closed, or a connection failure under --transport-retries.
+    transport_retries: int = 0
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
     stream: StreamRecord | None = None
@@ -225,6 +241,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (FlowRunResult, "steps"): (StepResult, True),
     (StepResult, "request"): (RequestExcerpt, False),
     (StepResult, "response"): (ResponseExcerpt, False),
+    (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),
     (StepResult, "stream"): (StreamRecord, False),
     (StreamRecord, "events"): (StreamEvent, True),

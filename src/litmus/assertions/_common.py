@@ -129,16 +129,21 @@ def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
     """`contains` (negate=False) and `not_contains` (negate=True) on the body text."""
     value = ctx.render(assertion.params["value"])
     value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = ctx.response.text
-    if assertion.params.get("ignore_case"):
-        at = text.casefold().find(value.casefold())
-    else:
-        at = text.find(value)
+    # Every reading of the body: the declared charset's, and UTF-8's when the charset may be a lie.
+    readings = ctx.response.text_readings
+    text = readings[0].text
+    fold = assertion.params.get("ignore_case")
+    needle = value.casefold() if fold else value
+    hits = [(r, (r.text.casefold() if fold else r.text).find(needle)) for r in readings]
+    reading, at = next(((r, at) for r, at in hits if at >= 0), (readings[0], -1))
+    # A match only in the UTF-8 reading: the declared charset does not read the body as it is.
+    note = (f" (in the body read as UTF-8; read as the declared {readings[0].decoding} it does not)"
+            if reading is not readings[0] else "")
     found = at >= 0
     if found != negate:
-        return passed(assertion, f"body {'does not contain' if negate else 'contains'} {show(value)}")
+        return passed(assertion, f"body {'does not contain' if negate else 'contains'} {show(value)}{note}")
     if negate:
-        context = text[max(0, at - 40): at + len(value) + 40]
-        reason = f"body contains {show(value)} at character {at}: {show(context)}"
+        context = reading.text[max(0, at - 40): at + len(value) + 40]
+        reason = f"body contains {show(value)} at character {at}{note}: {show(context)}"
         return failed(assertion, [mismatch("$", f"no {show(value)}", context, reason)])
     return failed(assertion, [mismatch("$", value, text[:200], f"body does not contain {show(value)}")])

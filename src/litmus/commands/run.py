@@ -55,13 +55,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", type=_shard, metavar="K/N",
                         help="run only the K-th of N balanced, stable slices of the flow runs (1 <= K <= N)")
     parser.add_argument("--timeout-ms", type=_positive_float, default=30_000, metavar="MS",
-                        help="per-step timeout where a step sets no timeout_ms (default: 30000)")
+                        help="per-step timeout where a step sets no timeout_ms (default: 30000); it bounds the "
+                             "whole exchange: connecting, headers, redirects and body")
     parser.add_argument("--max-body-bytes", type=_positive, default=10 * 1024 * 1024, metavar="BYTES",
                         help="response bodies are read up to this size, then marked truncated; a stream (stream:) cut "
                              "there is an error (default: 10 MiB)")
     parser.add_argument("--transport-retries", type=_non_negative, default=0, metavar="N",
                         help="retry connection failures of idempotent requests N times (default: 0); "
-                             "a failed assertion is never retried (use a step's retry: for polling)")
+                             "a failed assertion is never retried (use a step's retry: for polling). "
+                             "Without it too, an idempotent request that met a pooled connection the server had "
+                             "closed is sent once more on a new one")
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
     loudness.add_argument("-v", "--verbose", action="store_true",

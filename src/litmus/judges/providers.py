@@ -75,7 +75,9 @@ class HTTPTransport:
 
     def _post(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
         try:
-            reply = self._session.post(url, json=body, headers=headers, timeout=self._timeout_s)
+            # Never followed: a redirect would carry the API key (and the prompt) to wherever it points.
+            reply = self._session.post(url, json=body, headers=headers, timeout=self._timeout_s,
+                                       allow_redirects=False)
         except requests.exceptions.RetryError as exc:
             raise self._error(f"gave up after retries: {exc}") from None
         except requests.exceptions.Timeout:
@@ -84,7 +86,7 @@ class HTTPTransport:
             if _timed_out(exc):  # a timeout that was retried surfaces as a ConnectionError
                 raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
             raise self._error(f"request failed: {exc}") from None
-        if reply.status_code >= 400:
+        if reply.status_code >= 300:  # 3xx included: redirects are not followed
             raise self._error(f"HTTP {reply.status_code}: {_provider_message(reply)}", status=reply.status_code)
         try:
             data = reply.json()

@@ -116,13 +116,16 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         message = f"{position}: {exc}"
         return _error_step(step, message, None, None), f"step '{step.name}' could not be sent"
     attempts = step.retry.attempts if step.retry else 1
+    transport_retries = 0
     for attempt in range(1, attempts + 1):
         try:
             response = env.client.send(session, prepared, out)
         except TransportError as exc:
             result = _error_step(step, str(exc), _request_excerpt(prepared), exc.partial)
             result.attempts = attempt
+            result.transport_retries = transport_retries + exc.retries
             return result, f"step '{step.name}' got no response"
+        transport_retries += response.transport_retries
         extracted = _extract(step, response)
         ctx = EvalContext(
             response=response, suite=planned.suite, variables={**variables, **extracted},
@@ -142,7 +145,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
     status = "failed" if any(o.status in NOT_PASSED for o in outcomes) else "passed"
     result = StepResult(
         name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared),
-        response=_response_excerpt(response), attempts=attempt,
+        response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
         stream=_stream_record(response),
     )
@@ -315,13 +318,13 @@ def _request_excerpt(prepared) -> RequestExcerpt:
 def _response_excerpt(response: Response) -> ResponseExcerpt:
     # Decode only the head: a 10 MiB body is not decoded whole just to keep 4 KiB of it.
     head = response.body[: EXCERPT_CHARS * 4]
-    text, cut = _excerpt(head.decode(response.encoding or "utf-8", errors="replace"))
+    text, cut = _excerpt(head.decode(response.text_encoding, errors="replace"))
     cut = cut or len(head) < len(response.body)
     streamed = isinstance(response, StreamedResponse)
     return ResponseExcerpt(
         status=response.status, elapsed_ms=round(response.elapsed_ms, 1), headers=_masked(response.headers),
         body=text, size=response.stream.wire_bytes if streamed else len(response.body),
-        truncated=response.truncated, body_excerpt_truncated=cut,
+        truncated=response.truncated, body_excerpt_truncated=cut, redirects=list(response.redirects),
     )
 
 

@@ -1,46 +1,86 @@
 """Sending one step's request and reading its response safely.
 
-One `HttpClient` per run holds a pooled `HTTPAdapter` that every flow run's `Session` mounts, so
+One `HttpClient` per run holds a pooled adapter that every flow run's `Session` mounts, so
 connections are reused while cookies stay per flow run (they live in the Session, not the adapter).
-The body is streamed under two limits: a size cap (decompressed bytes, so a gzip bomb stops at the
-cap; the response is marked `truncated`) and a total deadline (a `Watchdog` shuts the socket when a
-body trickles past the step's timeout, which per-read socket timeouts alone never catch).
+
+Each step's request is one `Exchange` under one deadline (the step's `timeout_ms`): connecting,
+the response headers, every redirect and the body. A `Watchdog` shuts the socket at the deadline,
+which per-read socket timeouts alone never do for a peer that trickles one byte at a time, and a
+body the deadline cut is an error whatever its framing (Content-Length, chunked, or delimited by
+the connection closing, which looks like a normal end to http.client). Bodies are read by one
+loop, `read_body`, under the size cap (decompressed bytes, so a gzip bomb stops at the cap; the
+response is marked `truncated`) and the deadline.
+
+A request that fails on a reused pooled connection before any response byte arrived (the server
+closed it while it sat idle) is sent once more on a new connection, for idempotent methods, by
+urllib3's `Retry` (`_TransportRetry`); the count is in `Response.transport_retries`.
+
+Redirects are followed by requests, with a stricter policy (`_ProbeSession.rebuild_auth`): a hop to
+another origin drops every header the probe set and a 307/308 body; a hop to link-local, to
+loopback from elsewhere, or to a non-HTTP scheme is refused before connecting.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextvars
 import heapq
+import http.client
+import ipaddress
 import itertools
 import re
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
 from litmus.model import Stream
-from litmus.run.response import Response
+from litmus.run.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 _CHUNK = 64 * 1024
 _CHARSET = re.compile(r"charset\s*=\s*\"?([^\s;\"]+)", re.IGNORECASE)
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
+# http.client refuses a response with more header lines than this.
+MAX_RESPONSE_HEADERS = 100
+# Dropped on a cross-origin redirect even when the probe did not set them (requests may have).
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization"})
+# Describe a body that no longer goes along once the body is dropped.
+_BODY_HEADERS = ("Content-Length", "Transfer-Encoding", "Content-Type")
 
 
 class TransportError(Exception):
-    """The request got no (complete) response. `partial` holds what was received, if anything."""
+    """The request got no (complete) response. `partial` holds what was received, if anything;
+    `retries` how often the transport sent the request again before giving up."""
 
-    def __init__(self, message: str, partial: Response | None = None) -> None:
+    def __init__(self, message: str, partial: Response | None = None, retries: int = 0) -> None:
         super().__init__(message)
         self.partial = partial
+        self.retries = retries
+
+
+class RedirectRefused(requests.RequestException):
+    """A redirect the policy does not follow; raised before any connection to its target."""
+
+
+class _HeadersCut(http.client.HTTPException):
+    """The connection closed before the blank line that ends the response headers."""
+
+
+class _TooManyHeaders(http.client.HTTPException):
+    pass
 
 
 @dataclass
@@ -60,26 +100,365 @@ class OutgoingRequest:
     stream: Stream | None = None
 
 
-class _IdempotentRetry(Retry):
-    """urllib3's Retry, but a request whose method is not idempotent is never sent twice."""
+class Exchange:
+    """One step's request, from connecting to the last body byte, under one deadline.
+
+    The connection carrying it attaches itself (`attach`) and detaches when it goes back to the
+    pool, so the watchdog's `expire` shuts down only a socket this exchange still owns. The socket is
+    kept, not looked up on the connection at expiry: a response that ends with the connection
+    (`Connection: close`, close-delimited bodies) is read after the connection let go of it.
+    """
+
+    def __init__(self, out: OutgoingRequest, max_body_bytes: int) -> None:
+        self.timeout_ms = out.timeout_ms
+        self.started = time.perf_counter()
+        self.deadline = self.started + out.timeout_ms / 1000
+        self.follow_redirects = out.follow_redirects
+        self.probe_headers = frozenset(name.lower() for name in out.headers)
+        self.max_body_bytes = max_body_bytes
+        self.stream = out.stream
+        self.retries = 0
+        self.redirects: list[Redirect] = []
+        # The response (requests', ours) of a redirect whose body was already read.
+        self.redirect_read: tuple[requests.Response, Response] | None = None
+        # Set when a request failed on a stale connection: the next attempt must not reuse one.
+        self.fresh_connection = False
+        self.reused = False
+        self.response_started = False
+        self.timed_out = False
+        self._connection: HTTPConnection | None = None
+        self._socket: socket.socket | None = None
+        self._finished = False
+        self._lock = threading.Lock()
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def attach(self, connection: HTTPConnection) -> None:
+        with self._lock:
+            self._connection = connection
+            self._socket = connection.sock
+            connection.litmus_exchange = self
+            if self.timed_out:
+                _shutdown(self._socket)
+
+    def detach(self, connection: HTTPConnection) -> None:
+        with self._lock:
+            if self._connection is connection:
+                self._connection = self._socket = None
+            connection.litmus_exchange = None
+
+    def expire(self) -> None:
+        """The watchdog's callback at the deadline: stop whatever this exchange is waiting for."""
+        with self._lock:
+            if self._finished:
+                return
+            self.timed_out = True
+            _shutdown(self._socket)
+
+    def finish(self) -> None:
+        with self._lock:
+            self._finished = True
+
+    def stale(self, error: Exception) -> bool:
+        """Whether a failed attempt met a pooled connection the server had already closed."""
+        cause = error.args[1] if len(error.args) > 1 else None
+        return (self.reused and not self.response_started and not self.timed_out
+                and isinstance(cause, ConnectionError))
+
+
+def _shutdown(sock: socket.socket | None) -> None:
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked recv at once; close() would not
+        except OSError:
+            pass  # already closed
+
+
+_exchange: contextvars.ContextVar[Exchange] = contextvars.ContextVar("litmus_exchange")
+
+
+class _LineWatch:
+    """The socket file as http.client reads the status line and headers from it: counts the lines
+    and remembers whether the last one was the end of the stream rather than the blank line."""
+
+    def __init__(self, raw, exchange: Exchange) -> None:
+        self.raw = raw
+        self.exchange = exchange
+        self.lines = 0
+        self.last = b""
+
+    def readline(self, limit: int = -1) -> bytes:
+        line = self.raw.readline(limit)
+        if line:
+            self.exchange.response_started = True
+        self.lines += 1
+        self.last = line
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+class _CheckedResponse(http.client.HTTPResponse):
+    """http.client's response, except that headers cut by the connection closing are an error (http.client
+    takes the end of the stream for the end of the headers, so a cut response looked like a 200)."""
+
+    def begin(self) -> None:
+        if self.headers is not None:
+            return
+        watch = _LineWatch(self.fp, _exchange.get())
+        self.fp = watch
+        try:
+            super().begin()
+        except http.client.LineTooLong:
+            raise
+        except http.client.HTTPException as exc:
+            # The status line is the first line; http.client stops after MAX_RESPONSE_HEADERS more.
+            if watch.lines > MAX_RESPONSE_HEADERS + 1:
+                raise _TooManyHeaders() from exc
+            raise
+        finally:
+            if self.fp is watch:
+                self.fp = watch.raw
+        if watch.last == b"":
+            raise _HeadersCut()
+
+
+class _ConnectionMixin:
+    """Attaches the connection to the current exchange and bounds connecting by its deadline."""
+
+    response_class = _CheckedResponse
+    litmus_exchange: Exchange | None = None
+    _litmus_uses = 0
+
+    def connect(self) -> None:
+        exchange = _exchange.get()
+        if isinstance(self.timeout, (int, float)):
+            self.timeout = max(min(self.timeout, exchange.remaining_s()), 0.001)
+        super().connect()
+        self._litmus_uses = 0
+        exchange.attach(self)
+
+    def request(self, method, url, body=None, headers=None, **kwargs) -> None:
+        exchange = _exchange.get()
+        uses = self._litmus_uses if self.sock is not None else 0
+        exchange.reused = uses > 0
+        exchange.attach(self)
+        super().request(method, url, body=body, headers=headers, **kwargs)
+        self._litmus_uses = uses + 1
+
+
+class _Connection(_ConnectionMixin, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_ConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _PoolMixin:
+    def _get_conn(self, timeout=None):
+        conn = super()._get_conn(timeout)
+        if _exchange.get().fresh_connection and conn.sock is not None:
+            conn.close()  # reconnects on use: the retry of a stale connection goes on a new one
+        return conn
+
+    def _put_conn(self, conn) -> None:
+        if conn is not None and conn.litmus_exchange is not None:
+            conn.litmus_exchange.detach(conn)
+        super()._put_conn(conn)
+
+
+class _Pool(_PoolMixin, HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _HTTPSPool(_PoolMixin, HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+_POOL_CLASSES = {"http": _Pool, "https": _HTTPSPool}
+
+
+class _Adapter(HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOL_CLASSES
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):  # SOCKS pools have their own connection classes
+            manager.pool_classes_by_scheme = _POOL_CLASSES
+        return manager
+
+
+class _TransportRetry(Retry):
+    """urllib3's Retry for the probe transport: a request is sent again only when it is idempotent and
+    the deadline has not passed; after the request went out (a read error), only when the connection
+    was a stale pooled one and nothing of a response arrived. Each resend is counted on the exchange."""
 
     def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
-        if error is not None and method and method.upper() not in (self.allowed_methods or ()):
-            raise MaxRetryError(_pool, url, error) from error
-        return super().increment(method, url, response, error, _pool, _stacktrace)
+        exchange = _exchange.get()
+        stale = error is not None and exchange.stale(error)
+        retry: Retry = self
+        if error is not None:
+            never_again = (exchange.timed_out or exchange.remaining_s() <= 0
+                           or (method or "").upper() not in IDEMPOTENT_METHODS)
+            if self._is_read_error(error):
+                if never_again or not stale:
+                    retry = self.new(read=False)  # re-raised as it is
+            elif never_again:
+                # How urllib3 gives up on a connection error, the form requests translates.
+                raise MaxRetryError(_pool, url, error) from error
+        again = Retry.increment(retry, method, url, response, error, _pool, _stacktrace)
+        exchange.retries += 1
+        exchange.fresh_connection = exchange.fresh_connection or stale
+        return again
+
+
+class _ProbeSession(requests.Session):
+    """requests' redirect handling with the probe policy (see `rebuild_auth`)."""
+
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+        # requests calls this on every hop, with the next request built and not yet sent: the place to
+        # refuse it or strip it. (It also builds the next hop of a redirect it does not follow, for
+        # `Response.next`; that request is never sent.)
+        exchange = _exchange.get()
+        if not exchange.follow_redirects:
+            return
+        source, target = response.request.url, prepared_request.url
+        refusal = redirect_refusal(source, target)
+        if refusal:
+            raise RedirectRefused(refusal)
+        dropped: list[str] = []
+        body_dropped = False
+        if _origin(source) != _origin(target):
+            headers = prepared_request.headers
+            for name in list(headers):
+                lowered = name.lower()
+                if lowered != "cookie" and (lowered in exchange.probe_headers or lowered in _CREDENTIAL_HEADERS):
+                    del headers[name]
+                    dropped.append(name)
+            if prepared_request.body is not None:  # still there only after a 307/308
+                prepared_request.body = None
+                for name in _BODY_HEADERS:
+                    headers.pop(name, None)
+                body_dropped = True
+        exchange.redirects.append(Redirect(url=target, status=response.status_code,
+                                           dropped_headers=dropped, body_dropped=body_dropped))
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").rstrip("."), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+def redirect_refusal(source: str, target: str,
+                     resolve: Callable[[str], list[ipaddress.IPv4Address | ipaddress.IPv6Address]] | None = None,
+                     ) -> str | None:
+    """Why a redirect from `source` to `target` is not followed (None: it is)."""
+    resolve = resolve or host_addresses
+    parts = urlsplit(target)
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"redirect to a non-HTTP URL refused: {target}"
+    host = (parts.hostname or "").rstrip(".")
+    if _reserved_invalid(host):
+        return f"redirect to {host} refused: a reserved name that never resolves (RFC 6761)"
+    to = resolve(host)
+    if any(a.is_link_local for a in to):
+        return f"redirect to a link-local address refused: {target}"
+    if to and all(_loopback(a) for a in to):
+        came_from = resolve((urlsplit(source).hostname or "").rstrip("."))
+        if came_from and not any(_loopback(a) for a in came_from):
+            return f"redirect from a non-loopback origin to loopback refused: {target}"
+    return None
+
+
+def _reserved_invalid(host: str) -> bool:
+    return host == "invalid" or host.endswith(".invalid")
+
+
+def host_addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses a host name stands for: literal forms without a lookup (including the numeric
+    forms inet_aton reads, like 2852039166), `localhost` by RFC 6761, others from the resolver.
+    A name that does not resolve gives none: connecting to it fails anyway."""
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return [ipaddress.ip_address("127.0.0.1")]
+    try:
+        infos = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):
+        try:
+            infos = socket.getaddrinfo(host, None)
+        except (socket.gaierror, UnicodeError, OSError):
+            return []
+    addresses = []
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        addresses.append(address)
+    return addresses
+
+
+def _loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    # 0.0.0.0 and :: reach the local machine too.
+    return address.is_loopback or address.is_unspecified
+
+
+@dataclass
+class Body:
+    data: bytes
+    # The size cap cut it.
+    truncated: bool
+    # Why it broke off (None: read to its end).
+    failure: str | None
+
+
+def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[bytes] | None = None,
+              on_chunk: Callable[[bytes], bool] | None = None) -> Body:
+    """The one loop that reads a response body: decoded chunks (or `arriving`, a stream reader's source),
+    under the size cap and the exchange's deadline; `on_chunk` sees each chunk and returning True stops
+    the read (a stream's end marker). A body the deadline cut is a failure whatever its framing: one
+    delimited by the connection closing ends "normally" when the watchdog shuts the socket."""
+    limit = exchange.max_body_bytes
+    chunks: list[bytes] = []
+    size = 0
+    truncated = False
+    failure: str | None = None
+    try:
+        for chunk in arriving if arriving is not None else resp.raw.stream(_CHUNK, decode_content=True):
+            room = limit - size
+            if len(chunk) > room:
+                chunks.append(chunk[:room])
+                size += room
+                truncated = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if on_chunk is not None and on_chunk(chunk):
+                break
+    except (Urllib3Error, OSError, ValueError) as exc:
+        failure = f"connection broken while reading the body after {size} bytes: {_short(exc)}"
+    finally:
+        # A body left unread (cap, error) makes the connection unusable: close() discards it.
+        resp.close()
+    if exchange.timed_out:
+        failure = f"timed out after {exchange.timeout_ms:g} ms reading the body ({size} bytes received)"
+    return Body(b"".join(chunks), truncated, failure)
 
 
 class HttpClient:
     def __init__(self, *, pool_size: int = 4, transport_retries: int = 0,
                  max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        retries: Retry | int = 0
-        if transport_retries > 0:
-            # Connection failures only: never a retry on a status or after the request was read.
-            retries = _IdempotentRetry(
-                total=transport_retries, connect=transport_retries, read=0, status=0, other=0,
-                redirect=None, backoff_factor=0.1, raise_on_status=False,
-            )
-        self.adapter = HTTPAdapter(pool_connections=8, pool_maxsize=max(pool_size, 1), max_retries=retries)
+        # Connection failures: `transport_retries` more tries. A request already sent: once more, and
+        # only on a stale pooled connection (see _TransportRetry). Never on a status.
+        retries = _TransportRetry(
+            total=transport_retries + 1, connect=transport_retries, read=1, status=0, other=0,
+            redirect=None, allowed_methods=IDEMPOTENT_METHODS, backoff_factor=0.1, raise_on_status=False,
+        )
+        self.adapter = _Adapter(pool_connections=8, pool_maxsize=max(pool_size, 1), max_retries=retries)
         self.max_body_bytes = max_body_bytes
         self.watchdog = Watchdog()
         # Proxy and CA settings from the environment, looked up once per origin rather than per
@@ -89,10 +468,11 @@ class HttpClient:
 
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
-        session = requests.Session()
+        session = _ProbeSession()
         session.trust_env = False  # see _settings
         session.mount("http://", self.adapter)
         session.mount("https://", self.adapter)
+        session.hooks["response"].append(_read_redirect_body)
         return session
 
     def close(self) -> None:
@@ -108,17 +488,29 @@ class HttpClient:
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
         host = (urlsplit(prepared.url).hostname or "").rstrip(".")
-        if host == "invalid" or host.endswith(".invalid"):
+        if _reserved_invalid(host):
             # RFC 6761: `.invalid` never resolves. The system resolver would still ask the network
             # (and wait out its timeout when there is none), so answer at once.
             raise TransportError(f"host name not found: {host} is a reserved name that never resolves (RFC 6761)")
         settings = self._settings(prepared.url)
-        start = time.perf_counter()
+        exchange = Exchange(out, self.max_body_bytes)
+        alarm = self.watchdog.arm(exchange.deadline, exchange.expire)
+        token = _exchange.set(exchange)
         try:
-            resp = session.send(prepared, timeout=timeout_s, allow_redirects=out.follow_redirects, **settings)
-        except requests.RequestException as exc:
-            raise TransportError(describe_transport_error(exc, out.timeout_ms)) from None
-        return self._read(resp, start, start + timeout_s, out.timeout_ms, out.stream)
+            try:
+                resp = session.send(prepared, timeout=timeout_s, allow_redirects=out.follow_redirects, **settings)
+            except requests.RequestException as exc:
+                # The redirect that led here, if any, is what was received.
+                partial = exchange.redirect_read[1] if exchange.redirect_read else None
+                raise TransportError(describe_transport_error(exc, exchange), partial=partial,
+                                     retries=exchange.retries) from None
+            if exchange.redirect_read is not None and exchange.redirect_read[0] is resp:
+                return exchange.redirect_read[1]  # an unfollowed redirect: read by the hook
+            return _read(resp, exchange)
+        finally:
+            exchange.finish()
+            self.watchdog.cancel(alarm)
+            _exchange.reset(token)
 
     def _settings(self, url: str) -> dict[str, Any]:
         origin = tuple(urlsplit(url)[:2])
@@ -128,58 +520,59 @@ class HttpClient:
             self._environment[origin] = settings
         return settings
 
-    def _read(self, resp: requests.Response, start: float, deadline: float, timeout_ms: float,
-              stream: Stream | None = None) -> Response:
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-        failure: str | None = None
-        # A stream is read only from a success: an error reply (401, 429, 500) is read whole, as a body.
-        reader = StreamReader(stream, start, resp.headers.get("Content-Type", "")) \
-            if stream is not None and 200 <= resp.status_code < 300 else None
-        alarm = self.watchdog.arm(deadline, resp.raw.shutdown)
+
+def _read(resp: requests.Response, exchange: Exchange) -> Response:
+    """The response with its body; a body that broke off is a TransportError holding what was read.
+    With `stream:`, a success is read through a StreamReader (an error reply, 401, 429, 500, is read
+    whole, as a body, so `status_code` checks still see it)."""
+    reader = StreamReader(exchange.stream, exchange.started, resp.headers.get("Content-Type", "")) \
+        if exchange.stream is not None and 200 <= resp.status_code < 300 else None
+    if reader is None:
+        body = read_body(resp, exchange)
+    else:
+        body = read_body(resp, exchange, arriving_chunks(resp.raw, _CHUNK), on_chunk=reader.feed)
+    response = Response(
+        status=resp.status_code, headers=resp.headers, body=body.data,
+        elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
+        truncated=body.truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
+        redirects=tuple(exchange.redirects), transport_retries=exchange.retries,
+    )
+    if reader is not None:
         try:
-            arriving = arriving_chunks(resp.raw, _CHUNK) if reader else resp.raw.stream(_CHUNK, decode_content=True)
-            for chunk in arriving:
-                room = self.max_body_bytes - size
-                if len(chunk) > room:
-                    chunks.append(chunk[:room])
-                    size += room
-                    truncated = True
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if reader is not None and reader.feed(chunk):
-                    break  # the end marker (or a bad frame): what follows is not read
-        except (Urllib3Error, OSError, ValueError) as exc:
-            if alarm.fired:
-                failure = _timed_out(timeout_ms, size)
-            else:
-                failure = f"connection broken while reading the body after {size} bytes: {_short(exc)}"
-        finally:
-            self.watchdog.cancel(alarm)
-            # A body left unread (cap, error) makes the connection unusable: close() discards it.
-            resp.close()
-        elapsed_ms = (time.perf_counter() - start) * 1000
-        response = Response(
-            status=resp.status_code, headers=resp.headers, body=b"".join(chunks), elapsed_ms=elapsed_ms,
-            truncated=truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
-        )
-        if reader is not None:
-            if failure is None and alarm.fired:
-                failure = _timed_out(timeout_ms, size)  # a body ended by closing reads as ended once shut down
-            try:
-                return reader.finish(response, failure)
-            except StreamError as exc:
-                raise TransportError(str(exc), partial=exc.partial) from None
-        if failure:
-            raise TransportError(failure, partial=response)
-        return response
+            return reader.finish(response, body.failure)
+        except StreamError as exc:
+            raise TransportError(str(exc), partial=exc.partial, retries=exchange.retries) from None
+    if body.failure:
+        raise TransportError(body.failure, partial=response, retries=exchange.retries)
+    return response
 
 
-def describe_transport_error(exc: requests.RequestException, timeout_ms: float) -> str:
+def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Response:
+    """A response hook: a redirect's body is read here, under the cap and the deadline, before requests
+    would read it whole (it does, to release the connection, even when not following it)."""
+    if resp.is_redirect:
+        exchange = _exchange.get()
+        exchange.redirect_read = (resp, _read(resp, exchange))
+    return resp
+
+
+def describe_transport_error(exc: requests.RequestException, exchange: Exchange) -> str:
+    timeout_ms = exchange.timeout_ms
+    cause = _root_cause(exc)
     if isinstance(exc, requests.exceptions.ConnectTimeout):
         return f"connection timed out after {timeout_ms:g} ms"
+    if exchange.timed_out:
+        if exchange.response_started:
+            return f"timed out after {timeout_ms:g} ms reading the response headers"
+        return f"no response within {timeout_ms:g} ms"
+    if isinstance(exc, RedirectRefused):
+        return str(exc)
+    if isinstance(cause, _HeadersCut):
+        return "the connection closed in the middle of the response headers"
+    if isinstance(cause, _TooManyHeaders):
+        return f"the response has more than {MAX_RESPONSE_HEADERS} header lines (refused)"
+    if isinstance(cause, http.client.LineTooLong):
+        return "a response header line is longer than 65536 bytes (refused)"
     if isinstance(exc, requests.exceptions.ReadTimeout):
         return f"no response within {timeout_ms:g} ms"
     if isinstance(exc, requests.exceptions.TooManyRedirects):
@@ -202,8 +595,16 @@ def describe_transport_error(exc: requests.RequestException, timeout_ms: float) 
     return _short(exc)
 
 
-def _timed_out(timeout_ms: float, size: int) -> str:
-    return f"timed out after {timeout_ms:g} ms reading the body ({size} bytes received)"
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost error: requests wraps urllib3's, which wraps http.client's in its args."""
+    seen = exc
+    for _ in range(8):
+        inner = next((a for a in getattr(seen, "args", ()) if isinstance(a, BaseException)), None)
+        inner = inner or getattr(seen, "reason", None)
+        if not isinstance(inner, BaseException) or inner is seen:
+            break
+        seen = inner
+    return seen
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
@@ -225,7 +626,6 @@ def _encoding(content_type: str) -> str | None:
 class Alarm:
     callback: Callable[[], Any]
     cancelled: bool = False
-    fired: bool = False
 
 
 class Watchdog:
@@ -264,7 +664,6 @@ class Watchdog:
                 heapq.heappop(self._heap)
                 if alarm.cancelled:
                     continue
-                alarm.fired = True
             try:
                 alarm.callback()
             except Exception:  # noqa: BLE001 - the response may already be closed or released

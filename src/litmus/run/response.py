@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Mapping
@@ -9,9 +10,26 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from litmus.results import Redirect
+
 
 class BodyNotJSON(ValueError):
     """The body cannot be read as JSON; the message says what it was instead."""
+
+
+@dataclass(frozen=True)
+class TextReading:
+    """The body as text, and how it was decoded (for a finding that says which reading matched)."""
+
+    text: str
+    decoding: str
+
+
+# RFC 8259 section 8.1: JSON is UTF-8 whatever the charset parameter says; a BOM may be ignored.
+# (The UTF-32 marks first: UTF-32-LE's starts with UTF-16-LE's.)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_JSON_TYPE = re.compile(r"^\s*application/(?:[\w.+-]+\+)?json\s*(?:;|$)", re.IGNORECASE)
 
 
 @dataclass
@@ -25,7 +43,11 @@ class Response:
     # The body was cut at the size cap.
     truncated: bool = False
     url: str = ""
+    # The charset the Content-Type declares (a codec name), if any.
     encoding: str | None = None
+    redirects: tuple[Redirect, ...] = ()
+    # How often the transport sent the request again (a stale pooled connection, connection failures).
+    transport_retries: int = 0
     _json: Any = field(default=None, init=False, repr=False)
 
     @property
@@ -33,8 +55,34 @@ class Response:
         return self.headers.get("Content-Type", "") or ""
 
     @cached_property
+    def text_encoding(self) -> str:
+        """The codec the body text is read with: for JSON types RFC 8259's (UTF-8, or the BOM's),
+        otherwise the declared charset, else UTF-8."""
+        if _JSON_TYPE.match(self.content_type):
+            return next((codec for bom, codec in _BOMS if self.body.startswith(bom)), "utf-8")
+        return self.encoding or "utf-8"
+
+    @cached_property
     def text(self) -> str:
-        return self.body.decode(self.encoding or "utf-8", errors="replace")
+        return self.body.decode(self.text_encoding, errors="replace")
+
+    @cached_property
+    def text_readings(self) -> tuple[TextReading, ...]:
+        """The body text, plus its UTF-8 reading when the declared charset may be a lie: it does not
+        decode the body cleanly, or the body is valid UTF-8 and reads differently in UTF-8. Text checks
+        that must not be evaded (`not_contains`) look at every reading."""
+        primary = TextReading(self.text, self.text_encoding)
+        if codecs.lookup(self.text_encoding).name in ("utf-8", "utf-8-sig"):
+            return (primary,)
+        try:
+            self.body.decode(self.text_encoding)
+            declared_clean = "\ufffd" not in self.text
+        except UnicodeDecodeError:
+            declared_clean = False
+        utf8 = self.body.decode("utf-8", errors="replace")
+        if utf8 == self.text or (declared_clean and "\ufffd" in utf8):
+            return (primary,)
+        return primary, TextReading(utf8, "utf-8")
 
     def describe_body(self, limit: int = 60) -> str:
         """A short, safe description of the body for error messages."""

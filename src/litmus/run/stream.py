@@ -306,6 +306,7 @@ class StreamReader:
         streamed = StreamedResponse(
             status=response.status, headers=response.headers, body=data.text.encode("utf-8"),
             elapsed_ms=response.elapsed_ms, url=response.url, encoding="utf-8", stream=data,
+            redirects=response.redirects, transport_retries=response.transport_retries,
         )
         problem = self._why_incomplete(response, failure, unfinished_event)
         if problem:
