@@ -153,6 +153,7 @@ class HttpClient:
         response = Response(
             status=resp.status_code, headers=resp.headers, body=b"".join(chunks), elapsed_ms=elapsed_ms,
             truncated=truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
+            header_lines=list(resp.raw.headers.items()),
         )
         if failure:
             raise TransportError(failure, partial=response)
