@@ -32,8 +32,10 @@ def evaluate(assertion, ctx):
         return errored(assertion, f"the body was cut at the size cap ({len(response.body)} bytes kept)")
     measure = next((key for key in MEASURES if key in params), None)
     if measure is None:
-        return predicates.evaluate(assertion, ctx, [("$", response.text)], where="$", missing="no body",
-                                   text_values=True)
+        # `exists` asks whether there is a body at all: an empty one is none.
+        empty = predicates.given(params) == "exists" and not response.body
+        return predicates.evaluate(assertion, ctx, [] if empty else [("$", response.text)], where="$",
+                                   missing="the body is empty", text_values=True, noun="body")
     key = MEASURES[measure]
     path = "sha256" if measure == "sha256" else "size"
     value = hashlib.sha256(response.body).hexdigest() if measure == "sha256" else len(response.body)
