@@ -106,6 +106,25 @@ def _check_schema(schema: Any) -> str | None:
     return None
 
 
+def unchecked_formats(schema: Any) -> list[str]:
+    """The `format` values in `schema` that no installed checker asserts (they would pass anything)."""
+    formats: set[str] = set()
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if isinstance(value.get("format"), str):
+                formats.add(value["format"])
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if not formats:
+        return []  # most schemas: no need to import jsonschema to know
+    from jsonschema import Draft202012Validator
+
+    return sorted(formats - set(Draft202012Validator.FORMAT_CHECKER.checkers))
+
+
 def resolve_inside(relative: str, base_dir: Path, root: Path) -> tuple[Path | None, str | None]:
     """`relative` resolved against `base_dir`: (path, None), or (None, why it is not allowed)."""
     if not relative:

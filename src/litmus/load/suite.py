@@ -483,7 +483,8 @@ class SuiteBuilder:
         if kind in OPERAND_KINDS:
             value = item.plain()
             if problem := operand_problem(kind, value):
-                f.error(item, f"'{name}' must be {problem}, not {describe(value)}")
+                shown = json.dumps(value) if isinstance(value, (list, dict)) else describe(value)
+                f.error(item, f"'{name}' must be {problem}, not {shown}")
                 return MISSING
             return value
         if kind == "status":
@@ -502,6 +503,8 @@ class SuiteBuilder:
             f.error(item, problem)
         elif kind == "json_schema" and (problem := checks.json_schema_error(value)):
             f.error(item, problem)
+        elif kind == "json_schema":
+            self.warn_unchecked_formats(item, value)
         elif kind == "file":
             self.schema_file(f, name, value)
         elif kind == "function" and (problem := self.function_problem(value)):
@@ -537,6 +540,13 @@ class SuiteBuilder:
         schema = self.read_data(f, name, path)
         if schema is not None and (problem := checks.json_schema_error(schema)):
             f.error(f.raw(name), f"'{relative}': {problem}")
+        elif schema is not None:
+            self.warn_unchecked_formats(f.raw(name), schema)
+
+    def warn_unchecked_formats(self, item: Item, schema: Any) -> None:
+        if formats := checks.unchecked_formats(schema):
+            listed = ", ".join(formats)
+            self.c.warning(item.span, f"format {listed} is not asserted (no checker for it): any string passes it")
 
     def variable_problem(self, name: str, scope: Scope) -> str | None:
         if name in scope.extracted:
