@@ -37,6 +37,18 @@ def errors(tmp_path, assertion: str) -> list[tuple[int, int, str]]:
     return [(d.position.line, d.position.column, d.message) for d in info.value.diagnostics if d.severity == "error"]
 
 
+@pytest.mark.parametrize("assertion, hint", [
+    ("- type: json_path\n  path: $.a\n  not_expected: 3", "(write 'expected' with 'not: true')"),
+    ("- type: header\n  header: X\n  ne: nginx", "(write 'expected' with 'not: true')"),
+    ("- type: json_path\n  path: $.a\n  in: [1, 2]", "(write 'one_of')"),
+    ("- type: cookie\n  cookie: sid\n  includes: x", "(write 'contains')"),
+])
+def test_another_tools_spelling_says_how_it_is_written_here(tmp_path, assertion, hint):
+    ((line, column, message),) = errors(tmp_path, assertion)  # and no "needs exactly one of" besides
+    assert (line, column) == (12, 3 + INDENT)
+    assert message.endswith(hint), message
+
+
 @pytest.mark.parametrize("assertion, line, column, message", [
     ("- type: header\n  header: Server\n  start_with: nginx", 12, 3,
      "unknown key 'start_with' in a header assertion (did you mean 'starts_with'?)"),

@@ -25,6 +25,14 @@ COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 KEYS = ("expected", "matches", "exists", "contains", "starts_with", "ends_with", "length", "gt", "gte", "lt",
         "lte", "between", "approx", "one_of", "json_type")
 DEFAULT_TOLERANCE = 0.01
+# How other tools (and guesses) spell a predicate -> how it is written here; the loader says so.
+OTHER_SPELLINGS = {
+    **{f"not_{key}": f"write '{key}' with 'not: true'" for key in KEYS},
+    "eq": "write 'expected'", "equals": "write 'expected'", "ne": "write 'expected' with 'not: true'",
+    "in": "write 'one_of'", "nin": "write 'one_of' with 'not: true'", "match": "write 'matches'",
+    "includes": "write 'contains'", "count": "write 'length'",
+    "isDefined": "write 'exists'", "startsWith": "write 'starts_with'", "endsWith": "write 'ends_with'",
+}
 
 
 def fields(subject: str) -> dict[str, FieldSpec]:

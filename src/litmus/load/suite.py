@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from litmus.assertions import all_specs
+from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.load import checks
 from litmus.load.diagnostics import Collector, did_you_mean
@@ -421,7 +421,10 @@ class SuiteBuilder:
             self.c.error(type_item.span, f"unknown assertion type '{shown}'{did_you_mean(str(shown), self.specs)}")
             return None
         own = tuple(spec.fields)
-        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c)
+        hints = predicates.OTHER_SPELLINGS if "not" in spec.fields else None
+        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c,
+                   hints=hints)
+        misspelt = not f.ok  # unknown keys, reported with their suggestion
         f.raw("type")
         for key in LLM_ASSERTION_KEYS:
             if key in item.value and not spec.llm_based:
@@ -432,13 +435,13 @@ class SuiteBuilder:
         select = f.take("select", "string", default=None)
         if select is not None and (problem := checks.jsonpath_error(select)):
             f.error(f.raw("select"), problem)
-        params = self.params(f, spec, scope)
+        params = self.params(f, spec, scope, misspelt=misspelt)
         if spec.family == "scenario" and scope.scenarios is None:
             self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
                                            "it will always be skipped")
         return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params)
 
-    def params(self, f: Fields, spec: AssertionSpec, scope: Scope) -> dict[str, Any]:
+    def params(self, f: Fields, spec: AssertionSpec, scope: Scope, *, misspelt: bool = False) -> dict[str, Any]:
         params = {}
         for key, field_spec in spec.fields.items():
             item = f.raw(key)
@@ -451,15 +454,17 @@ class SuiteBuilder:
                 params[key] = value
             if field_spec.templated:
                 check_templates(item, scope, self.c)
-        self.field_groups(f, spec)
+        self.field_groups(f, spec, misspelt)
         return params
 
-    def field_groups(self, f: Fields, spec: AssertionSpec) -> None:
+    def field_groups(self, f: Fields, spec: AssertionSpec, misspelt: bool) -> None:
         """exactly / at most / at least one of each group, and the fields that qualify a predicate."""
         groups = ([(g, "exactly") for g in spec.exactly_one_of] + [(g, "at most") for g in spec.at_most_one_of]
                   + [(g, "at least") for g in spec.at_least_one_of])
         for group, rule in groups:
             given = [name for name in group if f.has(name)]
+            if not given and misspelt:
+                continue  # the unknown key (a misspelt predicate, most likely) already says it better
             if (rule == "exactly" and len(given) != 1) or (rule == "at most" and len(given) > 1) \
                     or (rule == "at least" and not given):
                 where = f.item if not given else f.item.keys[given[1]]
