@@ -60,6 +60,14 @@ def test_every_check_has_an_expectation_and_the_peer_form_it_ports():
             assert any(line.strip().startswith("#") for line in before[-3:]), name
 
 
+def test_the_corpus_satisfies_the_editor_schema():
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((HERE.parents[1] / "src" / "litmus" / "schemas" / "probe-suite.schema.json").read_text())
+    for path in FILES:
+        assert [e.message for e in Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text()))] == []
+
+
 @pytest.mark.parametrize("check", sorted(EXPECTED), ids=sorted(EXPECTED))
 def test_check(outcomes, check):
     _, expected = EXPECTED[check]
