@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from litmus.assertions import all_specs
 from litmus.demo.run import run_demo
 from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.results import RunResult, validate
@@ -165,4 +166,4 @@ def test_outside_a_clone_it_says_where_the_examples_are(tmp_path):
     assert not (tmp_path / "litmus-report").exists()
 
 
-DETERMINISTIC = {"status_code", "response_time", "json_path", "contains", "not_contains", "schema", "extract_match"}
+DETERMINISTIC = {name for name, spec in all_specs().items() if not spec.llm_based}

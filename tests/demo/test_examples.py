@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from litmus.assertions import REGISTRY
+from litmus.assertions import predicates as predicate_set
 from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.load import load_suites
 from litmus.templating import references
@@ -51,9 +52,13 @@ def test_every_assertion_type_and_extraction_kind_is_used(suites):
     assert any(e.kind == "regex" and e.group == 1 for step in steps for e in step.extract)
     schemas = [a.params for a in assertions if a.type == "schema"]
     assert any("schema" in p for p in schemas) and any("schema_file" in p for p in schemas)
-    predicates = {key for a in assertions if a.type == "json_path" for key in a.params if key != "path"}
-    assert predicates == {"expected", "matches", "exists", "contains", "length", "gt", "gte", "lt", "lte", "one_of",
-                          "type"}
+    json_path_predicates = {key for a in assertions if a.type == "json_path" for key in a.params} - {"path"}
+    assert json_path_predicates >= {"expected", "matches", "exists", "contains", "length", "gt", "gte", "lt", "lte",
+                                    "one_of", "json_type", "starts_with", "between", "approx", "not", "tolerance"}
+    used = {key for a in assertions for key in a.params}
+    assert set(predicate_set.KEYS) | {"not", "tolerance"} <= used
+    assert {key for a in assertions if a.type == "xpath" for key in a.params} >= {"namespaces"}
+    assert {key for a in assertions if a.type == "body" for key in a.params} >= {"sha256", "size_lte"}
 
 
 def test_every_suite_level_feature_is_used(suites):

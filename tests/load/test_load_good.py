@@ -19,7 +19,7 @@ def test_checkout_suite_loads_with_merged_defaults_and_positions():
     assert step.request.timeout_ms == 5000
     assert [e.name for e in step.extract] == ["reply", "trace", "ticket", "code"]
     json_type = step.assertions[1]
-    assert json_type.params == {"path": "$.reply", "type": "string"}
+    assert json_type.params == {"path": "$.reply", "json_type": "string"}
     assert (json_type.pos.line, json_type.pos.column) == (44, 13)
 
 

@@ -62,7 +62,7 @@ def test_response_time():
     ({"path": "$.order.id", "gt": 2000}, "$.order.id", "expected > 2000, got 1042"),
     ({"path": "$.order.id", "lte": 1000}, "$.order.id", "expected <= 1000, got 1042"),
     ({"path": "$.order.status", "one_of": ["a", "b"]}, "$.order.status", 'expected one of ["a", "b"], got "shipped"'),
-    ({"path": "$.order.note", "type": "string"}, "$.order.note", "expected string, got null"),
+    ({"path": "$.order.note", "json_type": "string"}, "$.order.note", "expected string, got null"),
     ({"path": "$.order.missing", "exists": True}, "$.order.missing", "no node matches"),
     ({"path": "$.order.note", "exists": False}, "$.order.note", "expected no node here, found null"),
     ({"path": "$.nothing", "expected": 1}, "$.nothing", "no node matches"),
@@ -86,9 +86,9 @@ def test_json_path_failures(params, path, reason):
     {"path": "$.order.tags", "length": 2},
     {"path": "$.order.id", "gte": 1042},
     {"path": "$.order.id", "lt": 1043},
-    {"path": "$.order.id", "type": "integer"},
-    {"path": "$.order.id", "type": "number"},
-    {"path": "$.order.note", "type": "null"},
+    {"path": "$.order.id", "json_type": "integer"},
+    {"path": "$.order.id", "json_type": "number"},
+    {"path": "$.order.note", "json_type": "null"},
     {"path": "$.order.note", "exists": True},
     {"path": "$.order.gone", "exists": False},
     {"path": "$.order.status", "one_of": ["delayed", "shipped"]},
@@ -100,13 +100,13 @@ def test_json_path_passes(params):
 
 
 def test_json_path_reports_every_failing_node_at_its_concrete_path():
-    out = evaluate(check("json_path", path="$.items[*].price", type="number"), ORDER)
+    out = evaluate(check("json_path", path="$.items[*].price", json_type="number"), ORDER)
     assert mismatches(out) == [("$.items[3].price", 'expected number, got string "12.50"')]
     out = evaluate(check("json_path", path="$.items[*].price", gt=4), ORDER)
     assert mismatches(out) == [("$.items[2].price", "expected > 4, got 3"),
                                ("$.items[3].price", 'expected a number > 4, got string "12.50"')]
     assert out.reason == "$.items[2].price: expected > 4, got 3 (and 1 more)"
-    out = evaluate(check("json_path", path="$.items[-1].price", type="number"), ORDER)
+    out = evaluate(check("json_path", path="$.items[-1].price", json_type="number"), ORDER)
     assert mismatches(out)[0][0] == "$.items[3].price"
 
 
@@ -183,6 +183,6 @@ def test_extract_match():
     assert evaluate(check("extract_match", variable="code", expected=200), variables=variables).status == "passed"
     assert evaluate(check("extract_match", variable="reply", matches=r"\d{4}"), variables=variables).status == "passed"
     out = evaluate(check("extract_match", variable="code", expected=201), variables=variables)
-    assert mismatches(out) == [("code", "expected 201, got integer 200")]
+    assert mismatches(out) == [("code", "expected 201, got 200")]
     out = evaluate(check("extract_match", variable="ticket", expected="x"), variables=variables)
     assert mismatches(out) == [("ticket", "variable 'ticket' was never extracted")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -120,9 +119,34 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+class EvaluationTimeout(Exception):
+    """Evaluating the assertion overran the step's deadline (an `error` outcome, with this message)."""
+
+
 @lru_cache(maxsize=1024)
-def regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def regex(pattern: str):
+    """`pattern` compiled with the `regex` module: Python's `re` syntax, plus a timeout on each search,
+    so a catastrophically backtracking pattern ends as an error instead of hanging the run."""
+    import regex as engine
+
+    return engine.compile(pattern)
+
+
+# A search with no deadline of its own (extractions outside a step's evaluation) still ends.
+DEFAULT_REGEX_TIMEOUT_S = 30.0
+
+
+def search(pattern: str, text: str, deadline: float | None = None):
+    """`regex(pattern).search(text)`, stopped at `deadline` (time.perf_counter()): EvaluationTimeout then."""
+    import time
+
+    timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline - time.perf_counter(), 0.001)
+    try:
+        return regex(pattern).search(text, timeout=timeout)
+    except TimeoutError:
+        raise EvaluationTimeout(
+            f"regex /{pattern}/ did not finish within the step's deadline ({timeout * 1000:.0f} ms left): "
+            "it backtracks catastrophically on this value") from None
 
 
 def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:

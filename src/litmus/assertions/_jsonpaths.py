@@ -29,9 +29,40 @@ def _parser():
     return parser
 
 
+# At most this many nodes visited by one evaluation. jsonpath-ng's `..` is superlinear (100,000
+# nodes take ~1 s, 1,000,000 take minutes and hundreds of MB): a bigger walk is refused as an error.
+MAX_NODES = 200_000
+# Operators whose walk may visit every node below them (descendants, wildcards, filters, slices).
+_WALKS = ("..", "*", "?", ":")
+
+
+class EvaluationBound(ValueError):
+    """The evaluation would visit more nodes than MAX_NODES (the message says so)."""
+
+
 def find(expression: str, document: Any) -> list[tuple[str, Any]]:
-    """(concrete path, value) of every node `expression` matches in `document`, in document order."""
+    """(concrete path, value) of every node `expression` matches in `document`, in document order.
+
+    A path without walking operators visits one node per step; one with them may visit the whole
+    document, so the document's size is checked first (the count stops at the bound)."""
+    if any(op in expression for op in _WALKS) and (count := count_nodes(document, MAX_NODES)) > MAX_NODES:
+        raise EvaluationBound(
+            f"JSONPath {expression} would visit more than {MAX_NODES:,} nodes (the body has at least {count:,}): "
+            "evaluation is bounded; use a direct path (no .., *, filters or slices) on bodies this big")
     return [(concrete_path(datum), datum.value) for datum in compile_path(expression).find(document)]
+
+
+def count_nodes(document: Any, limit: int) -> int:
+    """The number of values in `document`, counting stopped once past `limit`."""
+    count, stack = 0, [document]
+    while stack and count <= limit:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
 
 
 def concrete_path(datum) -> str:

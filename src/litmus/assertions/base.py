@@ -27,9 +27,18 @@ Family = Literal["deterministic", "qualitative", "scenario"]
 #   status     an int 100-599, a list of them, or a class like "2xx"
 #   variable   a template name (letters, digits, _ and .)
 #   choice     one of `choices`
+#   numeric    a number, or a string holding a template (rendered, then checked, at run time)
+#   count      an integer >= 0, or a string holding a template
+#   range      [low, high]: two numerics, low <= high
+#   options    a list, or a string that is one template (giving a list at run time)
+#   tolerance  a numeric (relative), or {abs: numeric} / {rel: numeric}
+#   xpath      an XPath 1.0 expression compiled with lxml
+#   function   `path/to/file.py:name`, the file relative to the suite file, defining `name`
+#   mapping    a mapping of any values
 FieldKind = Literal[
     "string", "number", "integer", "boolean", "any", "list", "regex", "jsonpath",
-    "json_schema", "file", "status", "variable", "choice",
+    "json_schema", "file", "status", "variable", "choice", "numeric", "count", "range", "options",
+    "tolerance", "xpath", "function", "mapping",
 ]
 
 
@@ -53,6 +62,10 @@ class AssertionSpec:
     fields: dict[str, FieldSpec] = field(default_factory=dict)
     # Each group: exactly one of these fields must be given.
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
+    # Each group: at most one of these fields may be given.
+    at_most_one_of: tuple[tuple[str, ...], ...] = ()
+    # Each group: at least one of these fields must be given.
+    at_least_one_of: tuple[tuple[str, ...], ...] = ()
 
     @property
     def llm_based(self) -> bool:
@@ -75,6 +88,11 @@ class EvalContext:
     redact: Callable[[str], str] = str
     # The judge service for LLM-based types (`litmus.judges`); None when no judge is configured.
     judge: Any = None
+    # The flow run's repetition index (`run.index`), for `python` assertions' context.
+    run_index: int = 0
+    # time.perf_counter() by which the step's evaluation must end (its timeout, counted from the
+    # response): bounds regex searches and `python` assertions. None: unbounded.
+    deadline: float | None = None
 
 
 Evaluator = Callable[["Assertion", EvalContext], "AssertionOutcome"]

@@ -104,7 +104,8 @@ def _build_validator(schema, path):
     base = path.as_uri()
     resource = Resource.from_contents(schema, default_specification=DRAFT202012)
     registry = Registry(retrieve=retrieve).with_resource(base, resource)
-    return cls({"$ref": base}, registry=registry)
+    # `format` is asserted, not just annotated: "email": "nope" is a violation (formats: docs/probe-format.md).
+    return cls({"$ref": base}, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
 
 def _load_schema(path):

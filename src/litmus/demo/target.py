@@ -10,6 +10,8 @@ have real findings to report (see `docs/demo.md`). Endpoints (JSON unless said o
   GET  /api/orders/<id>            the order
   GET  /api/orders/<id>/status     pending -> packing -> ready, one step per poll
   GET  /api/orders/<id>/receipt    text/plain receipt ("Receipt no. RCPT-...")
+  GET  /api/orders/<id>/invoice    text/html invoice page (for `xpath`; repeats the Vary header)
+  GET  /api/catalog/feed.xml       application/xml catalogue feed with a namespace (for `xpath`)
   POST /chat                       {message} -> {reply}: a deterministic function of the message
   POST /support/ask                {order_id, question} -> {order, answer, sources} from the order index
   POST /v1/chat/completions        the chat assistant behind an OpenAI-compatible API: with "stream": true,
@@ -150,7 +152,61 @@ class ApiError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-class DemoHandler(BaseHTTPRequestHandler):
+# -- HTML and XML pages, for the `xpath`, `header` and `body` examples ----------------------------
+
+
+class MarkupPages:
+    """The invoice page and the catalogue feed: markup bodies, and header lines that repeat."""
+
+    MARKUP_ROUTES = (
+        ("GET", r"/api/orders/(?P<order_id>ord_\w+)/invoice", "order_invoice"),
+        ("GET", r"/api/catalog/feed\.xml", "catalog_feed"),
+    )
+
+    def order_invoice(self, body: bytes, order_id: str) -> None:
+        from html import escape
+
+        order = self.find_order(order_id)
+        lines = "".join(
+            f'<li class="line" data-sku="{escape(line["sku"])}">{line["quantity"]} x {escape(line["name"])}</li>'
+            for line in order["items"]
+        )
+        page = (
+            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>Invoice for {order_id}</title></head><body><h1>Invoice</h1>"
+            f'<ul id="lines">{lines}</ul>'
+            f'<p>Total: <span id="total">{order["total"]:.2f}</span> {order["currency"]}</p>'
+            f'<a rel="order" href="/api/orders/{order_id}">the order</a></body></html>'
+        )
+        self.send_markup(page, "text/html; charset=utf-8", [("Vary", "Accept"), ("Vary", "Cookie"),
+                                                             ("Cache-Control", "private")])
+
+    def catalog_feed(self, body: bytes) -> None:
+        from xml.sax.saxutils import escape, quoteattr
+
+        products = "".join(
+            f"<product sku={quoteattr(item['sku'])}><name>{escape(item['name'])}</name>"
+            f'<p:price currency="EUR">{float(item["unit_price"]):.2f}</p:price></product>'
+            for item in CATALOGUE.values()
+        )
+        feed = f'<?xml version="1.0" encoding="utf-8"?>\n<catalog xmlns:p="{PRICE_NAMESPACE}">{products}</catalog>\n'
+        self.send_markup(feed, "application/xml", [("Cache-Control", "public, max-age=300")])
+
+    def send_markup(self, text: str, content_type: str, header_lines: list[tuple[str, str]]) -> None:
+        payload = text.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in [*self.extra_headers.items(), *header_lines]:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+PRICE_NAMESPACE = "urn:litmus-demo:price"
+
+
+class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "LitmusDemo/1"
     # Streamed chunks are small writes: without TCP_NODELAY, Nagle holds them back ~40 ms.
@@ -170,6 +226,7 @@ class DemoHandler(BaseHTTPRequestHandler):
         ("POST", r"/support/ask", "support_ask"),
         ("POST", r"/v1/chat/completions", "chat_completions"),
         ("POST", r"/beta/chat/completions", "beta_chat_completions"),
+        *MarkupPages.MARKUP_ROUTES,
     )
 
     def do_GET(self) -> None:

@@ -23,10 +23,36 @@ def regex_error(pattern: str) -> str | None:
     The runner inserts a template's value into the regex as it is; the check lets each template
     stand for a plain word, so the regex around the templates must be valid on its own.
     """
+    import regex
+
     try:
-        re.compile(TEMPLATE.sub("x", pattern))
-    except re.error as exc:
+        compile_regex(TEMPLATE.sub("x", pattern))
+    except regex.error as exc:
         return f"invalid regular expression: {exc}"
+    return None
+
+
+def compile_regex(pattern: str):
+    """`pattern` compiled by the engine the runner searches with (`litmus.assertions._common.regex`)."""
+    from litmus.assertions._common import regex
+
+    return regex(pattern)
+
+
+def xpath_error(expr: str, namespaces_item) -> str | None:
+    """Why `expr` is not an XPath 1.0 expression lxml can compile (with the assertion's namespaces)."""
+    if TEMPLATE.search(expr):
+        return "templates are not allowed in an XPath (filter on the value with a predicate instead)"
+    from lxml import etree
+
+    namespaces = namespaces_item.plain() if namespaces_item is not None else None
+    if namespaces is not None and not (isinstance(namespaces, dict)
+                                       and all(isinstance(v, str) for v in namespaces.values())):
+        return None  # 'namespaces' reports its own type error
+    try:
+        etree.XPath(expr, namespaces=namespaces)
+    except etree.XPathSyntaxError as exc:
+        return f"invalid XPath {expr!r}: {exc}"
     return None
 
 
@@ -78,6 +104,25 @@ def _check_schema(schema: Any) -> str | None:
         where = "".join(f"[{p!r}]" for p in exc.absolute_path)
         return f"invalid JSON Schema{' at ' + where if where else ''}: {exc.message}"
     return None
+
+
+def unchecked_formats(schema: Any) -> list[str]:
+    """The `format` values in `schema` that no installed checker asserts (they would pass anything)."""
+    formats: set[str] = set()
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if isinstance(value.get("format"), str):
+                formats.add(value["format"])
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if not formats:
+        return []  # most schemas: no need to import jsonschema to know
+    from jsonschema import Draft202012Validator
+
+    return sorted(formats - set(Draft202012Validator.FORMAT_CHECKER.checkers))
 
 
 def resolve_inside(relative: str, base_dir: Path, root: Path) -> tuple[Path | None, str | None]:

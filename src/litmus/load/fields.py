@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from litmus.errors import Position
@@ -51,7 +52,7 @@ class Fields:
     """
 
     def __init__(self, item: Item, where: str, allowed: tuple[str, ...], collector: Collector,
-                 *, extensions: bool = False) -> None:
+                 *, extensions: bool = False, hints: Mapping[str, str] | None = None) -> None:
         self.item = item
         self.where = where
         self.collector = collector
@@ -60,7 +61,9 @@ class Fields:
         for key, key_item in item.keys.items():
             # `x-` keys (where allowed) hold YAML anchors for reuse and are otherwise ignored.
             if key not in allowed and not (extensions and key.startswith("x-")):
-                self.error(key_item, f"unknown key '{key}' in {where}{did_you_mean(key, allowed)}")
+                # A hint (how this key is spelled here) says more than the closest allowed key.
+                suggestion = f" ({hints[key]})" if hints and key in hints else did_you_mean(key, allowed)
+                self.error(key_item, f"unknown key '{key}' in {where}{suggestion}")
 
     def error(self, item: Item, message: str) -> None:
         self.ok = False

@@ -23,6 +23,8 @@ IDENTIFIER = "^[A-Za-z_][A-Za-z0-9_]*$"
 PERCENT = {"type": "number", "minimum": 0, "maximum": 100}
 SCALAR = {"type": ["string", "number"]}
 SCALARS = {"anyOf": [SCALAR, {"type": "array", "items": SCALAR}]}
+# A predicate operand may be a template, rendered and type-checked at run time.
+TEMPLATED = {"type": "string", "pattern": r"\{\{"}
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
@@ -58,6 +60,24 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"type": "string", "pattern": IDENTIFIER}
     elif kind == "choice":
         schema = {"enum": list(spec.choices)}
+    elif kind == "mapping":
+        schema = {"type": "object"}
+    elif kind == "xpath":
+        schema = {"type": "string", "minLength": 1}
+    elif kind == "function":
+        schema = {"type": "string", "pattern": r"^.+\.py:[A-Za-z_][A-Za-z0-9_]*$"}
+    elif kind == "numeric":
+        schema = {"anyOf": [{"type": "number"}, TEMPLATED]}
+    elif kind == "count":
+        schema = {"anyOf": [{"type": "integer", "minimum": 0}, TEMPLATED]}
+    elif kind == "range":
+        numeric = {"anyOf": [{"type": "number"}, TEMPLATED]}
+        schema = {"type": "array", "items": numeric, "minItems": 2, "maxItems": 2}
+    elif kind == "options":
+        schema = {"anyOf": [{"type": "array"}, TEMPLATED]}
+    elif kind == "tolerance":
+        numeric = {"anyOf": [{"type": "number", "minimum": 0}, TEMPLATED]}
+        schema = {"anyOf": [numeric, _object({"abs": numeric}, ("abs",)), _object({"rel": numeric}, ("rel",))]}
     elif kind == "status":
         code = {"type": "integer", "minimum": 100, "maximum": 599}
         schema = {"anyOf": [code, {"type": "array", "items": code, "minItems": 1},
@@ -82,12 +102,14 @@ def _assertion(spec: AssertionSpec) -> dict[str, Any]:
         properties["select"] = {"type": "string", "minLength": 1,
                                 "description": "JSONPath choosing the part of the response to judge"}
     for name, field_spec in spec.fields.items():
-        properties[rules.yaml_key(spec, name)] = _field(field_spec)
-    required = ("type", *(rules.yaml_key(spec, n) for n, f in spec.fields.items() if f.required))
-    extra: dict[str, Any] = {}
-    groups = [[rules.yaml_key(spec, n) for n in group] for group in spec.exactly_one_of]
-    if groups:
-        extra["allOf"] = [{"oneOf": [{"required": [name]} for name in group]} for group in groups]
+        properties[name] = _field(field_spec)
+    required = ("type", *(n for n, f in spec.fields.items() if f.required))
+    rules_of_groups = (
+        [{"oneOf": [{"required": [name]} for name in group]} for group in spec.exactly_one_of]
+        + [_at_most_one(*group) for group in spec.at_most_one_of]
+        + [{"anyOf": [{"required": [name]} for name in group]} for group in spec.at_least_one_of]
+    )
+    extra: dict[str, Any] = {"allOf": rules_of_groups} if rules_of_groups else {}
     return _object(properties, required, **extra)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from litmus.assertions import all_specs
+from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.load import checks
 from litmus.load.diagnostics import Collector, did_you_mean
@@ -52,16 +52,6 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 ON_FAILURE = ("continue", "stop_request", "stop_flow")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STATUS_CLASS = re.compile(r"[1-5]xx")
-# A type's own field whose name collides with a common key cannot be written in the same mapping:
-# json_path's `type` predicate is written `json_type` (stored in params under its spec name).
-SPELLINGS = {("json_path", "type"): "json_type"}
-
-
-def yaml_key(spec: AssertionSpec, name: str) -> str:
-    """How field `name` of `spec` is written in a probe file."""
-    return SPELLINGS.get((spec.type, name), name)
-
-
 class SuiteBuilder:
     def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
                  environ: Mapping[str, str], strict_env: bool) -> None:
@@ -418,7 +408,7 @@ class SuiteBuilder:
         if group_item is None:
             return 0
         group = group_item.value
-        compiled = re.compile(expr)
+        compiled = checks.compile_regex(expr)
         if isinstance(group, int) and not isinstance(group, bool):
             if not 0 <= group <= compiled.groups:
                 f.error(group_item, f"the regex has {compiled.groups} group(s); group {group} does not exist")
@@ -455,8 +445,11 @@ class SuiteBuilder:
             shown = type_item.value if isinstance(type_item.value, str) else describe(type_item.value)
             self.c.error(type_item.span, f"unknown assertion type '{shown}'{did_you_mean(str(shown), self.specs)}")
             return None
-        own = tuple(yaml_key(spec, name) for name in spec.fields)
-        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c)
+        own = tuple(spec.fields)
+        hints = predicates.OTHER_SPELLINGS if "not" in spec.fields else None
+        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c,
+                   hints=hints)
+        misspelt = not f.ok  # unknown keys, reported with their suggestion
         f.raw("type")
         for key in LLM_ASSERTION_KEYS:
             if key in item.value and not spec.llm_based:
@@ -467,16 +460,15 @@ class SuiteBuilder:
         select = f.take("select", "string", default=None)
         if select is not None and (problem := checks.jsonpath_error(select)):
             f.error(f.raw("select"), problem)
-        params = self.params(f, spec, scope)
+        params = self.params(f, spec, scope, misspelt=misspelt)
         if spec.family == "scenario" and scope.scenarios is None:
             self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
                                            "it will always be skipped")
         return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params)
 
-    def params(self, f: Fields, spec: AssertionSpec, scope: Scope) -> dict[str, Any]:
+    def params(self, f: Fields, spec: AssertionSpec, scope: Scope, *, misspelt: bool = False) -> dict[str, Any]:
         params = {}
-        for name, field_spec in spec.fields.items():
-            key = yaml_key(spec, name)
+        for key, field_spec in spec.fields.items():
             item = f.raw(key)
             if item is None:
                 if field_spec.required:
@@ -484,27 +476,47 @@ class SuiteBuilder:
                 continue
             value = self.param(f, key, item, field_spec, scope)
             if value is not MISSING:
-                params[name] = value
+                params[key] = value
             if field_spec.templated:
                 check_templates(item, scope, self.c)
-        for names in spec.exactly_one_of:
-            group = [yaml_key(spec, name) for name in names]
+        self.field_groups(f, spec, misspelt)
+        return params
+
+    def field_groups(self, f: Fields, spec: AssertionSpec, misspelt: bool) -> None:
+        """exactly / at most / at least one of each group, and the fields that qualify a predicate."""
+        groups = ([(g, "exactly") for g in spec.exactly_one_of] + [(g, "at most") for g in spec.at_most_one_of]
+                  + [(g, "at least") for g in spec.at_least_one_of])
+        for group, rule in groups:
             given = [name for name in group if f.has(name)]
-            if len(given) != 1:
-                listed = ", ".join(group)
+            if not given and misspelt:
+                continue  # the unknown key (a misspelt predicate, most likely) already says it better
+            if (rule == "exactly" and len(given) != 1) or (rule == "at most" and len(given) > 1) \
+                    or (rule == "at least" and not given):
                 where = f.item if not given else f.item.keys[given[1]]
                 got = "none" if not given else " and ".join(f"'{g}'" for g in given)
-                f.error(where, f"a {spec.type} assertion needs exactly one of {listed} (got {got})")
-        return params
+                f.error(where, f"a {spec.type} assertion needs {rule} one of {', '.join(group)} (got {got})")
+        if "not" in spec.fields and f.has("not"):
+            negatable = {name for group in spec.exactly_one_of + spec.at_most_one_of for name in group}
+            if not any(f.has(name) for name in negatable):
+                f.error(f.item.keys["not"], f"'not' negates a predicate, and this {spec.type} assertion gives none")
+        if "tolerance" in spec.fields and f.has("tolerance") and not f.has("approx"):
+            f.error(f.item.keys["tolerance"], "'tolerance' is only for 'approx'")
 
     def param(self, f: Fields, name: str, item: Item, spec: FieldSpec, scope: Scope) -> Any:
         kind = spec.kind
-        if kind in ("string", "number", "integer", "boolean", "list"):
+        if kind in ("string", "number", "integer", "boolean", "list", "mapping"):
             return f.check(item, name, kind, minimum=spec.minimum, maximum=spec.maximum)
         if kind == "choice":
             return f.check(item, name, "string", choices=spec.choices)
         if kind == "any":
             return item.plain()
+        if kind in OPERAND_KINDS:
+            value = item.plain()
+            if problem := operand_problem(kind, value):
+                shown = json.dumps(value) if isinstance(value, (list, dict)) else describe(value)
+                f.error(item, f"'{name}' must be {problem}, not {shown}")
+                return MISSING
+            return value
         if kind == "status":
             value = item.plain()
             if problem := status_problem(value):
@@ -517,13 +529,39 @@ class SuiteBuilder:
             f.error(item, problem)
         elif kind == "jsonpath" and (problem := checks.jsonpath_error(value)):
             f.error(item, problem)
+        elif kind == "xpath" and (problem := checks.xpath_error(value, f.raw("namespaces"))):
+            f.error(item, problem)
         elif kind == "json_schema" and (problem := checks.json_schema_error(value)):
             f.error(item, problem)
+        elif kind == "json_schema":
+            self.warn_unchecked_formats(item, value)
         elif kind == "file":
             self.schema_file(f, name, value)
+        elif kind == "function" and (problem := self.function_problem(value)):
+            f.error(item, problem)
         elif kind == "variable" and (problem := self.variable_problem(value, scope)):
             f.error(item, problem)
         return value
+
+    def function_problem(self, reference: str) -> str | None:
+        """Why `file.py:name` does not name a function defined in a file inside the repository."""
+        from litmus.assertions.python import defined_functions, split
+
+        relative, name = split(reference)
+        if not relative.endswith(".py") or not IDENTIFIER.fullmatch(name):
+            return f"'function' must be path/to/file.py:function_name, not {reference!r}"
+        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
+        if problem:
+            return problem
+        try:
+            functions = defined_functions(path.read_text("utf-8"), str(path))
+        except SyntaxError as exc:
+            return f"'{relative}' line {exc.lineno}: invalid Python: {exc.msg}"
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"cannot read '{relative}': {exc}"
+        if name not in functions:
+            return f"'{relative}' defines no top-level function '{name}'{did_you_mean(name, sorted(functions))}"
+        return None
 
     def schema_file(self, f: Fields, name: str, relative: str) -> None:
         path = self.referenced_file(f, name, relative)
@@ -532,6 +570,13 @@ class SuiteBuilder:
         schema = self.read_data(f, name, path)
         if schema is not None and (problem := checks.json_schema_error(schema)):
             f.error(f.raw(name), f"'{relative}': {problem}")
+        elif schema is not None:
+            self.warn_unchecked_formats(f.raw(name), schema)
+
+    def warn_unchecked_formats(self, item: Item, schema: Any) -> None:
+        if formats := checks.unchecked_formats(schema):
+            listed = ", ".join(formats)
+            self.c.warning(item.span, f"format {listed} is not asserted (no checker for it): any string passes it")
 
     def variable_problem(self, name: str, scope: Scope) -> str | None:
         if name in scope.extracted:
@@ -554,6 +599,36 @@ class SuiteBuilder:
         given = [n for n in names if f.has(n)]
         if len(given) > 1:
             f.error(f.item.keys[given[1]], f"give at most one of {', '.join(names)} (got {' and '.join(given)})")
+
+
+OPERAND_KINDS = ("numeric", "count", "range", "options", "tolerance")
+
+
+def operand_problem(kind: str, value: Any) -> str | None:
+    """What a predicate operand must be, when `value` is not that (a template is checked at run time)."""
+    if isinstance(value, str) and TEMPLATE.search(value):
+        return None
+    if kind == "numeric":
+        return None if _is_number(value) else "a number (or a template giving one)"
+    if kind == "count":
+        whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return None if whole else "a whole number 0 or more (or a template giving one)"
+    if kind == "options":
+        return None if isinstance(value, list) else "a list (or a template giving one)"
+    if kind == "tolerance":
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("abs", "rel"):
+            return operand_problem("numeric", next(iter(value.values())))
+        return operand_problem("numeric", value) and "a number (relative) or {abs: number}"
+    # range
+    if not isinstance(value, list) or len(value) != 2 or any(operand_problem("numeric", v) for v in value):
+        return "a list [low, high] of two numbers (or templates)"
+    if all(_is_number(v) for v in value) and value[0] > value[1]:
+        return "[low, high] with low <= high"
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def status_problem(value: Any) -> str | None:

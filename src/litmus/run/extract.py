@@ -12,7 +12,7 @@ class NotExtracted(Exception):
     """The extraction found nothing (the message says why); the variable stays unset."""
 
 
-def extract(extraction: Extraction, response: Response) -> Any:
+def extract(extraction: Extraction, response: Response, deadline: float | None = None) -> Any:
     """The extracted value. A JSONPath matching several nodes gives the list of their values."""
     kind = extraction.kind
     if kind == "status":
@@ -23,17 +23,20 @@ def extract(extraction: Extraction, response: Response) -> Any:
             raise NotExtracted(f"no header {extraction.expr}")
         return value
     if kind == "regex":
-        from litmus.assertions._common import regex
+        from litmus.assertions._common import EvaluationTimeout, search
 
-        match = regex(extraction.expr).search(response.text)
+        try:
+            match = search(extraction.expr, response.text, deadline)  # bounded: see assertions._common
+        except EvaluationTimeout as exc:
+            raise NotExtracted(str(exc)) from None
         if match is None:
             raise NotExtracted(f"regex /{extraction.expr}/ does not match the body")
         return match.group(extraction.group)
-    from litmus.assertions._jsonpaths import find
+    from litmus.assertions._jsonpaths import EvaluationBound, find
 
     try:
         nodes = find(extraction.expr, response.json())
-    except BodyNotJSON as exc:
+    except (BodyNotJSON, EvaluationBound) as exc:
         raise NotExtracted(str(exc)) from None
     if not nodes:
         raise NotExtracted(f"no node matches {extraction.expr}")

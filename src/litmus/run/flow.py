@@ -17,6 +17,7 @@ from typing import Any
 from litmus import assertions
 from litmus.assertions._common import bounded, errored, outcome
 from litmus.assertions.base import EvalContext
+from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.results import (
     AssertionOutcome,
@@ -126,10 +127,17 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             result.transport_retries = transport_retries + exc.retries
             return result, f"step '{step.name}' got no response"
         transport_retries += response.transport_retries
-        extracted = _extract(step, response)
+        for value in protected_cookie_values(response.header_values("Set-Cookie")):
+            env.redactor.register(value)  # HttpOnly / Secure cookies: masked in every output
+        # The step's timeout also bounds evaluating its assertions (regex searches, python calls).
+        deadline = time.perf_counter() + out.timeout_ms / 1000
+        extracted = _extract(step, response, deadline)
+        seen = {**variables, **extracted}
         ctx = EvalContext(
-            response=response, suite=planned.suite, variables={**variables, **extracted},
-            scenario=planned.scenario, render=renderer.render, redact=env.redactor.redact, judge=env.judge,
+            response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
+            # Assertions may use their own step's extractions, as the loader allows.
+            render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
+            run_index=planned.run_index, deadline=deadline,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)
@@ -201,11 +209,11 @@ def evaluate_isolated(assertion: Assertion, ctx: EvalContext) -> AssertionOutcom
         return errored(assertion, f"could not evaluate: {type(exc).__name__}: {exc}")
 
 
-def _extract(step: Step, response: Response) -> dict[str, Any]:
+def _extract(step: Step, response: Response, deadline: float) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for extraction in step.extract:
         try:
-            values[extraction.name] = extract(extraction, response)
+            values[extraction.name] = extract(extraction, response, deadline)
         except NotExtracted:
             pass  # left unset: a later use says "never extracted" or "unknown template name"
         except (IndexError, ValueError, TypeError):

@@ -536,6 +536,7 @@ def _read(resp: requests.Response, exchange: Exchange) -> Response:
         elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
         truncated=body.truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
         redirects=tuple(exchange.redirects), transport_retries=exchange.retries,
+        header_lines=list(resp.raw.headers.items()),
     )
     if reader is not None:
         try:

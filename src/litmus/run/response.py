@@ -48,7 +48,20 @@ class Response:
     redirects: tuple[Redirect, ...] = ()
     # How often the transport sent the request again (a stale pooled connection, connection failures).
     transport_retries: int = 0
+    # Every header line as received, repeats kept apart (`headers` joins them with commas, which
+    # breaks Set-Cookie's `Expires=Wed, 21 Oct ...`). Empty when the response was built from a mapping.
+    header_lines: list[tuple[str, str]] = field(default_factory=list)
     _json: Any = field(default=None, init=False, repr=False)
+
+    def header_values(self, name: str) -> list[str]:
+        """The values of header `name` (case-insensitive), one per header line, in order."""
+        if self.header_lines:
+            wanted = name.lower()
+            return [value for key, value in self.header_lines if key.lower() == wanted]
+        value = self.headers.get(name)
+        if value is None:  # a plain dict in tests: no case-insensitive lookup of its own
+            value = next((v for k, v in self.headers.items() if k.lower() == name.lower()), None)
+        return [] if value is None else [value]
 
     @property
     def content_type(self) -> str:

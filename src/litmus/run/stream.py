@@ -307,6 +307,7 @@ class StreamReader:
             status=response.status, headers=response.headers, body=data.text.encode("utf-8"),
             elapsed_ms=response.elapsed_ms, url=response.url, encoding="utf-8", stream=data,
             redirects=response.redirects, transport_retries=response.transport_retries,
+            header_lines=response.header_lines,
         )
         problem = self._why_incomplete(response, failure, unfinished_event)
         if problem:

@@ -45,6 +45,11 @@ class Renderer:
         self.environ = environ
         self.redactor = redactor
 
+    def seeing(self, variables: Mapping[str, Any]) -> Renderer:
+        """This renderer with `variables` as the extracted variables (a step's own, for its assertions)."""
+        return Renderer(self.suite, scenario=self.scenario, run_index=self.run_index, variables=variables,
+                        environ=self.environ, redactor=self.redactor)
+
     def render(self, value: Any, _depth: int = 0) -> Any:
         """`value` with every template in its strings (and nested lists/mappings) resolved."""
         if isinstance(value, str):

@@ -1,0 +1,104 @@
+"""`xpath`: the nodes an XPath 1.0 expression selects in an HTML or XML body satisfy the predicate,
+node by node, each failing node reported at its own path (`/html/body/ul/li[3]`).
+
+lxml evaluates the expression. An element's value is its text (XPath's string-value, descendants'
+text included), an attribute's is its value; an expression giving a number, string or boolean
+(`count(//li)`, `string(//title)`, `boolean(//form)`) is that one value, at the expression.
+XML is parsed without fetching or expanding external entities or DTDs.
+"""
+
+from litmus.assertions import predicates
+from litmus.assertions.base import AssertionSpec, FieldSpec
+
+SPEC = AssertionSpec(
+    type="xpath",
+    family="deterministic",
+    doc="The nodes an XPath 1.0 expression selects in an HTML or XML body satisfy the predicate, node by node.",
+    fields={
+        "path": FieldSpec("xpath", "an XPath 1.0 expression, e.g. //ul/li or count(//li)", required=True),
+        **predicates.fields("the node's text"),
+        "document": FieldSpec("choice", "parse the body as html or xml (default: from Content-Type, then sniffed)",
+                              choices=("html", "xml")),
+        "namespaces": FieldSpec("mapping", "prefix -> namespace URI, for expressions like //a:item"),
+    },
+    exactly_one_of=(predicates.KEYS,),
+)
+
+
+class NotMarkup(ValueError):
+    """The body cannot be parsed as HTML or XML (the message says why)."""
+
+
+def evaluate(assertion, ctx):
+    from lxml import etree
+
+    from litmus.assertions._common import errored
+
+    params = assertion.params
+    expression = params["path"]
+    try:
+        tree = parse(ctx.response, params.get("document"))
+        result = tree.xpath(expression, namespaces=params.get("namespaces") or None)
+    except NotMarkup as exc:
+        return errored(assertion, str(exc))
+    except etree.XPathError as exc:
+        return errored(assertion, f"XPath {expression} cannot be evaluated on this body: {exc}")
+    return predicates.evaluate(assertion, ctx, nodes(tree, expression, result), where=expression,
+                               missing="no node matches", text_values=True)
+
+
+def nodes(tree, expression: str, result) -> list[tuple[str, object]]:
+    """(path, value) of each item of an XPath result; a scalar result is one value at the expression."""
+    from lxml import etree
+
+    if isinstance(result, bool):
+        return [(expression, result)]
+    if isinstance(result, float):
+        return [(expression, int(result) if result.is_integer() else result)]
+    if not isinstance(result, list):
+        if getattr(result, "getparent", None) is None:
+            return [(expression, str(result))]  # string(...), concat(...): a plain string
+        result = [result]
+    out = []
+    for item in result:
+        if isinstance(item, etree._Element):
+            value = "".join(item.itertext()) if not isinstance(item, etree._Comment) else item.text or ""
+            out.append((tree.getpath(item), value))
+            continue
+        parent = item.getparent() if hasattr(item, "getparent") else None
+        if parent is None:
+            out.append((expression, str(item)))
+        elif getattr(item, "is_attribute", False):
+            out.append((f"{tree.getpath(parent)}/@{item.attrname}", str(item)))
+        else:
+            out.append((f"{tree.getpath(parent)}/text()", str(item)))
+    return out
+
+
+def parse(response, document: str | None):
+    """The body's element tree: HTML or XML as `document` says, else by Content-Type, else by its first bytes."""
+    from lxml import etree, html
+
+    kind = document or _kind(response.content_type, response.body)
+    if not response.body.strip():
+        raise NotMarkup(f"the body is empty, not {kind.upper()}")
+    if kind == "html":
+        try:
+            return html.document_fromstring(response.body).getroottree()
+        except (etree.ParserError, ValueError) as exc:
+            raise NotMarkup(f"body is not HTML ({exc}): {response.describe_body()}") from None
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        return etree.fromstring(response.body, parser).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise NotMarkup(f"body is not XML ({exc}): {response.describe_body()}") from None
+
+
+def _kind(content_type: str, body: bytes) -> str:
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "text/html":
+        return "html"
+    if media.endswith("/xml") or media.endswith("+xml"):
+        return "xml"
+    head = body.lstrip()[:64].lower()
+    return "xml" if head.startswith(b"<?xml") else "html"

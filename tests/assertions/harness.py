@@ -1,0 +1,60 @@
+"""Running a probe suite through `litmus run` (a subprocess) against a real target on 127.0.0.1,
+and reading each assertion's outcome back from results.json by its `name`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+
+class HeaderLines(list):
+    """Response headers for `Target` routes where a name repeats: `[(name, value), ...]`."""
+
+    def items(self):
+        return iter(self)
+
+
+def run_suite(root: Path, suite: dict, base_url: str, *, extra_files: dict[str, str] | None = None,
+              environ: dict[str, str] | None = None, timeout: float = 120) -> tuple[subprocess.CompletedProcess, dict]:
+    """Write `suite` to root/probes/suite.yaml (and `extra_files`, relative to root), run it, return
+    (the finished process, results.json)."""
+    (root / ".git").mkdir(exist_ok=True)  # the repository root the "inside the repo" rule uses
+    probes = root / "probes"
+    probes.mkdir(exist_ok=True)
+    (probes / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    for relative, text in (extra_files or {}).items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
+    env.update(environ or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "litmus", "run", "probes/suite.yaml", "--base-url", base_url, "--out", "out",
+         "--format", "sarif,markdown", "--fail-on", "never"],
+        cwd=root, capture_output=True, text=True, env=env, timeout=timeout,
+    )
+    results_file = root / "out" / "results.json"
+    assert results_file.exists(), done.stdout + done.stderr
+    return done, json.loads(results_file.read_text())
+
+
+def outcomes(results: dict) -> dict[str, dict]:
+    """Assertion name -> its outcome in results.json (names are unique in these tests)."""
+    found = {}
+    for suite in results["suites"]:
+        for flow_run in suite["flow_runs"]:
+            for step in flow_run["steps"]:
+                for outcome in step["assertions"]:
+                    assert outcome["name"] not in found, outcome["name"]
+                    found[outcome["name"]] = outcome
+    return found
+
+
+def suite_of(steps: list[dict], variables: dict | None = None, **extra) -> dict:
+    return {"version": 1, "suite": "Predicates", "variables": variables or {"unused": 0}, **extra,
+            "flows": [{"name": "checks", "steps": steps}]}
