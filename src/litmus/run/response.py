@@ -49,12 +49,37 @@ class Response:
                 raise BodyNotJSON(f"body is not JSON (cut at the size cap): {self.describe_body()}")
             try:
                 value = json.loads(self.body)
+                too_deep = nested_deeper(value, MAX_JSON_DEPTH)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
+            except RecursionError:  # deeper than the interpreter's own limit
+                too_deep = True
+            if too_deep:
+                raise BodyNotJSON(f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels, which Litmus does "
+                                  f"not evaluate: {self.describe_body()}")
             if _SURROGATE_ESCAPE.search(self.body):
                 value = without_lone_surrogates(value)
             self._json = (value,)
         return self._json[0]
+
+
+# JSON bodies nested deeper than this are an `error` of every check that reads them as JSON: JSONPath,
+# schema validation, redaction and the results writer all recurse, and real APIs stay far below it.
+MAX_JSON_DEPTH = 200
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether `value` has containers nested more than `limit` deep (iterative: any depth is safe)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 # `"\ud800"` is valid JSON but decodes to a lone surrogate, which no UTF-8 writer accepts: results.json
