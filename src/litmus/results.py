@@ -232,12 +232,15 @@ def decide_flow_run(flow_run: FlowRunResult) -> None:
 
 
 def decide_suite(suite: SuiteResult) -> None:
-    """Set the suite's pass rate, verdict and reason from its flow runs (the runner and `merge` both use it).
+    """Set the suite's pass rate, verdict and reason from its flow runs, each decided again from its own
+    data first (the runner and `merge` both use it, so merged shards get the runner's verdicts).
 
     The pass rate is the percentage of flow runs that passed (100 with none: another shard has them);
     the suite passes at `pass_threshold` or above, unless LLM-based checks went unevaluated.
     """
     runs = suite.flow_runs
+    for run in runs:
+        decide_flow_run(run)
     passed = sum(run.status == "passed" for run in runs)
     suite.pass_rate = round(100 * passed / len(runs), 2) if runs else 100.0
     suite.verdict = "passed" if suite.pass_rate >= suite.pass_threshold else "failed"

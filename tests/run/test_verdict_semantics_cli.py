@@ -251,3 +251,15 @@ def test_an_exception_inside_a_step_is_that_steps_outcome_and_the_flow_run_keeps
     assert "internal error" not in done.stdout
     assert "probes/hostile.yaml:6 Parent › parent › error: extract 'up'" in done.stdout
 
+
+
+def test_merged_shards_keep_the_runners_verdict_on_unevaluated_checks(project, target):
+    write(project, "polite.yaml", POLITE.replace("  - name: Greets", "  - name: Greets\n    runs: 4"))
+    for k in (1, 2):
+        done = litmus(project, "run", "--base-url", target.base_url, "--shard", f"{k}/2", "--out", f"shard-{k}")
+        assert done.returncode == 1
+    done = litmus(project, "merge", "shard-1/results.json", "shard-2/results.json", "-o", "merged.json")
+    assert done.returncode == 0, done.stderr
+    suite = load_results(project / "merged.json").suites[0]
+    assert (suite.verdict, suite.pass_rate) == ("failed", 100.0)
+    assert suite.reason == "12 LLM-based assertions were not evaluated: no judge configured"

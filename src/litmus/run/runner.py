@@ -21,6 +21,7 @@ from litmus import __version__
 from litmus.model import Suite
 from litmus.results import (
     NOT_PASSED,
+    UNEVALUATED_REASONS,
     FlowRunResult,
     IntentEvaluation,
     JudgeTotals,
@@ -193,7 +194,8 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
     if fail_on == "suite":
         return result.verdict == "failed"
     return result.run.interrupted or any(
-        step.status == "error" or any(o.status in NOT_PASSED for o in step.assertions)
+        step.status == "error" or any(o.status in NOT_PASSED or o.judge_skip in UNEVALUATED_REASONS
+                                      for o in step.assertions)
         for suite in result.suites for flow_run in suite.flow_runs for step in flow_run.steps
     )
 
