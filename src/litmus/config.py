@@ -223,7 +223,8 @@ def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -
     to = raw["to"]
     unknown = set(to) - set(_TIER_KEYS)
     if unknown:
-        problems.error(span, f"judge.escalation.to: unknown key {sorted(unknown)[0]!r} (known: {', '.join(_TIER_KEYS)})")
+        problems.error(span, f"judge.escalation.to: unknown key {sorted(unknown)[0]!r} "
+                             f"(known: {', '.join(_TIER_KEYS)})")
     tier_provider = _coerce(to.get("provider", provider), "choice", "escalation.to.provider", where, problems)
     if tier_provider == NO_JUDGE:
         problems.error(span, "judge.escalation.to.provider: 'none' turns judging off; it cannot be a second tier")

@@ -11,12 +11,11 @@ never as urllib3's nested exception text.
 
 from __future__ import annotations
 
+import errno
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
-
-import errno
 
 import requests
 from requests.adapters import HTTPAdapter

@@ -90,7 +90,8 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
             result, stop_reason = _run_step(step, planned, env, renderer, session, variables)
         except Exception as exc:  # noqa: BLE001 - a bug or a hostile body fails this step, never the flow run's record
             message = f"internal error: {_exception_text(exc)}"
-            result, stop_reason = _error_step(step, message, None, None), f"step '{step.name}': {message}"
+            result = _error_step(step, message, None, None, skipped_because=f"step could not finish: {message}")
+            stop_reason = f"step '{step.name}': {message}"
         steps.append(result)
         stopped = stop_reason
     flow_run = FlowRunResult(
@@ -308,8 +309,9 @@ def _skipped_step(step: Step, reason: str) -> StepResult:
     )
 
 
-def _error_step(step: Step, message: str, request: RequestExcerpt | None, partial: Response | None) -> StepResult:
-    reason = f"no response: {message}"
+def _error_step(step: Step, message: str, request: RequestExcerpt | None, partial: Response | None,
+                *, skipped_because: str | None = None) -> StepResult:
+    reason = skipped_because or f"no response: {message}"
     return StepResult(
         name=step.name, line=step.pos.line, status="error", error=message, request=request,
         response=_response_excerpt(partial) if partial is not None else None,
