@@ -3,10 +3,8 @@ assertion (never urllib3's nested exception text), and after repeated connection
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 
 from litmus.judges.service import UNREACHABLE_AFTER
 from litmus.results import load_results
+from support.cli import litmus
 
 JUDGED = 6
 SUITE = """\
@@ -72,10 +71,7 @@ def run(project: Path, target, judge_url: str) -> subprocess.CompletedProcess:
           concurrency: 1
           retries: 0
         """))
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    environ["JUDGE_KEY"] = "sk-unreachable-0123456789"
-    return subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url], cwd=project,
-                          env=environ, capture_output=True, text=True, timeout=120)
+    return litmus(project, "run", "--base-url", target.base_url, env={"JUDGE_KEY": "sk-unreachable-0123456789"})
 
 
 def judged_outcomes(project: Path):

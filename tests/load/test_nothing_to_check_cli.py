@@ -5,12 +5,10 @@ probe file, and long source lines are shown as a window."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+
+from support.cli import litmus
 
 SUITE = """\
 version: 1
@@ -24,12 +22,6 @@ flows:
           - type: status_code
             expected: 200
 """
-
-
-def litmus(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    return subprocess.run([sys.executable, "-m", "litmus", *argv], cwd=cwd, env=environ, capture_output=True,
-                          text=True, timeout=120)
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ an exception inside a step is that step's outcome, never a lost flow run.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from litmus.results import load_results
+from support.cli import litmus
 from support.fake_judge import API_KEY
 
 POLITE = """\
@@ -57,13 +55,6 @@ flows:
           - type: contains
             value: Go away
 """
-
-
-def litmus(cwd: Path, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    environ.update(env or {})
-    return subprocess.run([sys.executable, "-m", "litmus", *argv], cwd=cwd, env=environ, capture_output=True,
-                          text=True, timeout=120)
 
 
 @pytest.fixture
