@@ -17,7 +17,13 @@ Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or wr
 Written to --out (default litmus-report/): results.json (the results document, see
 docs/running.md) and the reports chosen with --format (default: all).
 
-Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors,
+Nothing unchecked passes: a suite whose LLM-based assertions no judge evaluated (none configured,
+or the judge.max_calls budget ran out) fails, saying how many and why. --no-judge is the explicit
+choice of deterministic checks only: those assertions are then skipped, counted and said. An
+assertion marked `critical: true` fails its flow run whatever the Intent Evaluation says.
+
+Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors (no suite
+found, a --suite/--flow filter that matches nothing, litmus.yaml errors included),
 130/143 interrupted by SIGINT/SIGTERM (partial results are still written, marked interrupted).
 """
 

@@ -1,8 +1,9 @@
 """Check probe files without running anything, and report every problem with its position.
 
 Finds *.yaml and *.yml files under PATHS (default probes/), recursively. A file whose top level
-is a mapping without `suite:` is not a suite (shared schema files, data) and is skipped; any other
-YAML file that is not a valid suite is an error. Each problem is printed like a compiler's:
+is a mapping without `suite:` is not a suite (shared schema files, data) and is skipped, unless
+it has a suite's own keys (flows:, steps:, version:), which makes it a misspelt suite and an
+error; any other YAML file that is not a valid suite is an error. Each problem is printed like a compiler's:
 
   probes/chat.yaml:14:17: error: unknown assertion type 'json_pth' (did you mean 'json_path'?)
      14 |         - type: json_pth
