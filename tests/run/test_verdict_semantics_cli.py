@@ -105,8 +105,13 @@ def test_no_judge_is_the_explicit_opt_out_skipped_counted_and_said(project, targ
     assert {o.judge_skip for *_, o in results(project).iter_outcomes() if o.type != "status_code"} == {"disabled"}
 
 
-def test_a_spent_judge_budget_fails_the_suite_instead_of_passing_it(project, target, fake_judge):
-    write(project, "polite.yaml", POLITE)
+@pytest.mark.parametrize(("intent", "reason"), [
+    (False, "2 LLM-based assertions were not evaluated: the judge budget (max_calls) ran out"),
+    (True, "2 LLM-based assertions and 1 Intent Evaluation were not evaluated: the judge budget (max_calls) ran out"),
+])
+def test_a_spent_judge_budget_fails_the_suite_instead_of_passing_it(project, target, fake_judge, intent, reason):
+    text = POLITE.replace("suite: Polite\n", "suite: Polite\nintent: a polite greeting\n") if intent else POLITE
+    write(project, "polite.yaml", text)
     (project / "litmus.yaml").write_text(textwrap.dedent(f"""\
         judge:
           provider: openai
@@ -119,7 +124,6 @@ def test_a_spent_judge_budget_fails_the_suite_instead_of_passing_it(project, tar
     done = litmus(project, "run", "--base-url", target.base_url, env={"JUDGE_KEY": API_KEY})
     assert done.returncode == 1
     assert len(fake_judge.calls()) == 1
-    reason = "2 LLM-based assertions were not evaluated: the judge budget (max_calls) ran out"
     assert reason in done.stdout
     assert results(project).suites[0].reason == reason
 
