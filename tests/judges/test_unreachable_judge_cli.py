@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import textwrap
 import threading
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from litmus.judges.service import UNREACHABLE_AFTER
 from litmus.results import load_results
-from support.cli import litmus
+from support.cli import litmus, write_judge_config
 
 JUDGED = 6
 SUITE = """\
@@ -62,15 +61,7 @@ def closed_port() -> int:
 def run(project: Path, target, judge_url: str) -> subprocess.CompletedProcess:
     (project / "probes").mkdir(exist_ok=True)
     (project / "probes" / "judged.yaml").write_text(SUITE)
-    (project / "litmus.yaml").write_text(textwrap.dedent(f"""\
-        judge:
-          provider: openai
-          model: judge-small
-          base_url: {judge_url}
-          api_key_env: JUDGE_KEY
-          concurrency: 1
-          retries: 0
-        """))
+    write_judge_config(project, judge_url, concurrency=1, retries=0)
     return litmus(project, "run", "--base-url", target.base_url, env={"JUDGE_KEY": "sk-unreachable-0123456789"})
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from litmus.results import load_results
-from support.cli import litmus
+from support.cli import litmus, write_judge_config
 from support.fake_judge import API_KEY
 
 POLITE = """\
@@ -112,15 +112,7 @@ def test_no_judge_is_the_explicit_opt_out_skipped_counted_and_said(project, targ
 def test_a_spent_judge_budget_fails_the_suite_instead_of_passing_it(project, target, fake_judge, intent, reason):
     text = POLITE.replace("suite: Polite\n", "suite: Polite\nintent: a polite greeting\n") if intent else POLITE
     write(project, "polite.yaml", text)
-    (project / "litmus.yaml").write_text(textwrap.dedent(f"""\
-        judge:
-          provider: openai
-          model: judge-small
-          base_url: {fake_judge.openai_base_url}
-          api_key_env: JUDGE_KEY
-          concurrency: 1
-          max_calls: 1
-        """))
+    write_judge_config(project, fake_judge.openai_base_url, concurrency=1, max_calls=1)
     done = litmus(project, "run", "--base-url", target.base_url, env={"JUDGE_KEY": API_KEY})
     assert done.returncode == 1
     assert len(fake_judge.calls()) == 1
@@ -165,13 +157,7 @@ flows:
 
 @pytest.fixture
 def judged(project, fake_judge):
-    (project / "litmus.yaml").write_text(textwrap.dedent(f"""\
-        judge:
-          provider: openai
-          model: judge-small
-          base_url: {fake_judge.openai_base_url}
-          api_key_env: JUDGE_KEY
-        """))
+    write_judge_config(project, fake_judge.openai_base_url)
     fake_judge.default.score = 100  # the intent judge was talked into a pass
     return project
 
