@@ -346,7 +346,7 @@ def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[di
             continue
         where = _pos(display, value)
         plain = yaml.safe_load(yaml.serialize(value))
-        if name == "escalation":
+        if name not in _KINDS:  # a section (escalation): checked by its own function, with this position
             data[name], positions[name] = plain, where
             continue
         coerced = _coerce(plain, _KINDS[name], name, where, problems)
