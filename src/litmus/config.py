@@ -3,7 +3,9 @@
 Precedence, highest first: a command-line flag, then its `LITMUS_*` variable, then the project file
 (`--config PATH`, else `litmus.yaml` at the root), then the built-in default. Today the file holds
 one section, `judge` (see PROBE-FORMAT.md, "Run configuration and judges"); an unknown key is an
-error with its file:line:column, so a typo never silently turns a judge off.
+error with its file:line:column, so a typo never silently turns a judge off. Every problem of the
+file is reported at once (`litmus validate` checks it too). `judge: {provider: none}` or
+`--no-judge` turns judging off on purpose.
 
 API keys are never configuration: `api_key_env` names the environment variable holding the key.
 """
@@ -18,9 +20,12 @@ from typing import Any
 
 import yaml
 
-from litmus.errors import Diagnostic, Position, ProbeError
+from litmus.errors import Position, ProbeError
+from litmus.load.diagnostics import Collector, Span, did_you_mean
 
-PROVIDERS = ("openai", "anthropic", "replay")
+# `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
+NO_JUDGE = "none"
+PROVIDERS = ("openai", "anthropic", "replay", NO_JUDGE)
 # For `similar`: an OpenAI-compatible /embeddings endpoint, or recorded embeddings only.
 EMBEDDING_PROVIDERS = ("openai", "replay")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -82,8 +87,10 @@ class JudgeConfig:
 class RunConfig:
     # The file read, or None when there was none.
     path: Path | None = None
-    # None: no judge configured (LLM-based assertions are skipped, Intent Evaluation is deterministic).
+    # None: no judge (LLM-based assertions are not evaluated, Intent Evaluation is deterministic).
     judge: JudgeConfig | None = None
+    # --no-judge or judge.provider none: no judge on purpose; LLM-based assertions skipped, not failed.
+    judge_disabled: bool = False
 
 
 # Settings that a flag or a LITMUS_* variable can give: (judge key, flag dest, variable, kind).
@@ -112,7 +119,11 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="PATH", help="project config file (default: litmus.yaml at the repository "
                        "root, if present) [LITMUS_CONFIG]")
     group.add_argument("--judge-provider", choices=PROVIDERS, help="openai (any OpenAI-compatible chat-completions "
-                       "API), anthropic (Messages API) or replay (recorded verdicts only) [LITMUS_JUDGE_PROVIDER]")
+                       "API), anthropic (Messages API), replay (recorded verdicts only) or none (like --no-judge) "
+                       "[LITMUS_JUDGE_PROVIDER]")
+    group.add_argument("--no-judge", action="store_true", default=None, help="deterministic checks only, on purpose: "
+                       "LLM-based assertions are skipped and counted, and do not fail the suite. Without a judge and "
+                       "without this flag they are not evaluated, which fails their suite [LITMUS_NO_JUDGE=1]")
     group.add_argument("--judge-model", metavar="NAME", help="judge model, e.g. gpt-4o-mini [LITMUS_JUDGE_MODEL]")
     group.add_argument("--judge-base-url", metavar="URL", help="API base URL, e.g. http://localhost:11434/v1 "
                        "[LITMUS_JUDGE_BASE_URL]")
@@ -135,14 +146,17 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: Path) -> RunConfig:
-    """The run configuration from flags, environment and project file; ProbeError on bad input."""
+    """The run configuration from flags, environment and project file; ProbeError (every problem found,
+    each with its position) on bad input."""
+    problems = Collector()
     given = getattr(args, "config", None) or environ.get("LITMUS_CONFIG")
     path = (root / given) if given else root / CONFIG_FILE
     if given and not path.is_file():
-        raise _error(f"config file {given} not found", Position(str(given)))
+        problems.error(Span(Position(str(given))), f"config file {given} not found")
+        raise ProbeError(problems.diagnostics)
     section, positions = ({}, {})
     if path.is_file():
-        section, positions = _read_judge_section(path, root)
+        section, positions = _read_judge_section(path, root, problems)
     else:
         path = None
     display = _display(path, root) if path else "<flags>"
@@ -152,54 +166,77 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     for key, dest, variable, kind in _OVERRIDES:
         flag = getattr(args, dest, None)
         if flag is not None:
-            values[key], sources[key] = _coerce(flag, kind, f"{key} (--{dest.replace('_', '-')})",
-                                                Position("<command line>"))
+            given_value, where = flag, Position("<command line>")
+            label = f"{key} (--{dest.replace('_', '-')})"
         elif environ.get(variable):
-            values[key], sources[key] = _coerce(environ[variable], kind, f"{key} ({variable})",
-                                                Position("<environment>"))
+            given_value, where, label = environ[variable], Position("<environment>"), f"{key} ({variable})"
+        else:
+            continue
+        value = _coerce(given_value, kind, label, where, problems)
+        if value is not _INVALID:
+            values[key], sources[key] = value, where
     use_cache = not _flag(args, "no_cache", environ, "LITMUS_NO_CACHE")
     record = _flag(args, "record", environ, "LITMUS_RECORD")
-    if not values:
-        return RunConfig(path=path, judge=None)
-    return RunConfig(path=path, judge=_judge(values, sources, display, root, use_cache, record))
+    disabled = _flag(args, "no_judge", environ, "LITMUS_NO_JUDGE") or values.get("provider") == NO_JUDGE
+    judge = None
+    if values and not disabled:
+        judge = _judge(values, sources, display, root, use_cache, record, problems)
+    if problems.errors:
+        raise ProbeError(sorted(problems.errors, key=lambda d: (d.position.path, d.position.line,
+                                                                d.position.column)))
+    return RunConfig(path=path, judge=judge, judge_disabled=disabled)
 
 
-def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: bool, record: bool) -> JudgeConfig:
-    where = sources.get("provider", Position(display))
+def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: bool, record: bool,
+           problems: Collector) -> JudgeConfig | None:
+    where = Span(sources.get("provider", Position(display)))
     provider = values.get("provider")
     if provider is None:
-        raise _error("judge.provider is required when any judge setting is given "
-                     f"(one of {', '.join(PROVIDERS)})", where)
+        if "provider" not in sources:  # a provider that was given but invalid is already reported
+            problems.error(where, "judge.provider is required when any judge setting is given "
+                                  f"(one of {', '.join(PROVIDERS)})")
+        return None
     model = values.get("model") or ("replay" if provider == "replay" else None)
     if model is None:
-        raise _error(f"judge.model is required for provider {provider} (pin the judge model)", where)
+        problems.error(where, f"judge.model is required for provider {provider} (pin the judge model)")
+    escalation = _escalation(values["escalation"], provider, sources["escalation"], problems) \
+        if "escalation" in values else None
+    if model is None or escalation is _INVALID:
+        return None
     tier1 = _with_provider_defaults(ProviderConfig(provider, model, values.get("base_url"), values.get("api_key_env")))
+    if escalation is not None:
+        escalation = EscalationConfig(escalation.band, _inherit(escalation.to, tier1))
+    if "embeddings" in values:
+        embeddings = _embeddings(values["embeddings"], tier1, sources["embeddings"], problems)
+        if embeddings is _INVALID:
+            return None
+    else:
+        # A replayed run replays embeddings too: the cassettes hold both.
+        embeddings = ProviderConfig("replay", "recorded") if tier1.provider == "replay" else None
     cache = Path(values.get("cache", DEFAULT_CACHE_DIR))
-    config = JudgeConfig(
+    return JudgeConfig(
         provider=tier1.provider, model=tier1.model, base_url=tier1.base_url, api_key_env=tier1.api_key_env,
         cache=cache if cache.is_absolute() else root / cache, use_cache=use_cache, record=record,
+        escalation=escalation, embeddings=embeddings,
         **{k: values[k] for k in ("threshold", "concurrency", "max_calls", "timeout_ms", "retries", "max_tokens")
            if k in values},
     )
-    if "escalation" in values:
-        config = replace(config, escalation=_escalation(values["escalation"], tier1, sources["escalation"]))
-    if "embeddings" in values:
-        config = replace(config, embeddings=_embeddings(values["embeddings"], tier1, sources["embeddings"]))
-    elif tier1.provider == "replay":
-        # A replayed run replays embeddings too: the cassettes hold both.
-        config = replace(config, embeddings=ProviderConfig("replay", "recorded"))
-    return config
 
 
-def _embeddings(raw: Any, tier1: ProviderConfig, where: Position) -> ProviderConfig:
+def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Collector) -> Any:
+    """The embeddings model of `similar`, or _INVALID (the problem recorded)."""
+    span = Span(where)
     if not isinstance(raw, dict) or set(raw) - set(_TIER_KEYS):
-        raise _error("judge.embeddings takes provider (openai or replay), model, base_url and api_key_env", where)
+        problems.error(span, "judge.embeddings takes provider (openai or replay), model, base_url and api_key_env")
+        return _INVALID
     provider = raw.get("provider", "openai")
     if provider not in EMBEDDING_PROVIDERS:
-        raise _error(f"judge.embeddings.provider: {provider!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}", where)
+        problems.error(span, f"judge.embeddings.provider: {provider!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}")
+        return _INVALID
     model = raw.get("model") or ("recorded" if provider == "replay" else None)
     if not isinstance(model, str) or not model.strip():
-        raise _error("judge.embeddings.model is required (e.g. text-embedding-3-small)", where)
+        problems.error(span, "judge.embeddings.model is required (e.g. text-embedding-3-small)")
+        return _INVALID
     # Like escalation: the judge's endpoint and key carry over only within the same provider.
     same = provider == tier1.provider
     return _with_provider_defaults(ProviderConfig(
@@ -209,26 +246,42 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position) -> ProviderCon
     ))
 
 
-def _escalation(raw: Any, tier1: ProviderConfig, where: Position) -> EscalationConfig:
+def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -> Any:
+    """The escalation section with `to` as given (fields left out are None), or _INVALID."""
+    span = Span(where)
     if not isinstance(raw, dict) or set(raw) - {"band", "to"} or not isinstance(raw.get("to"), dict):
-        raise _error("judge.escalation takes `band` (percent) and `to` ({provider, model, base_url, api_key_env})",
-                     where)
-    band, _ = _coerce(raw.get("band", 10), "percent", "escalation.band", where)
+        problems.error(span, "judge.escalation takes `band` (percent) and `to` "
+                             "({provider, model, base_url, api_key_env})")
+        return _INVALID
+    band = _coerce(raw.get("band", 10), "percent", "escalation.band", where, problems)
     to = raw["to"]
     unknown = set(to) - set(_TIER_KEYS)
     if unknown:
-        raise _error(f"judge.escalation.to: unknown key {sorted(unknown)[0]!r} (known: {', '.join(_TIER_KEYS)})", where)
-    provider = _coerce(to.get("provider", tier1.provider), "choice", "escalation.to.provider", where)[0]
+        problems.error(span, f"judge.escalation.to: unknown key {sorted(unknown)[0]!r} "
+                             f"(known: {', '.join(_TIER_KEYS)})")
+    tier_provider = _coerce(to.get("provider", provider), "choice", "escalation.to.provider", where, problems)
+    if tier_provider == NO_JUDGE:
+        problems.error(span, "judge.escalation.to.provider: 'none' turns judging off; it cannot be a second tier")
+        return _INVALID
+    if unknown or band is _INVALID or tier_provider is _INVALID:
+        return _INVALID
+    model = to.get("model")
+    return EscalationConfig(band=band, to=ProviderConfig(
+        provider=tier_provider, model=str(model) if model is not None else "",
+        base_url=to.get("base_url"), api_key_env=to.get("api_key_env")))
+
+
+def _inherit(to: ProviderConfig, tier1: ProviderConfig) -> ProviderConfig:
+    """Tier 2 with the fields it left out taken from tier 1."""
     # Where and how to authenticate only carry over within one provider: an OpenAI base URL or key
     # must never be sent to Anthropic because the second tier left them out.
-    same = provider == tier1.provider
-    tier2 = ProviderConfig(
-        provider=provider,
-        model=str(to.get("model", tier1.model)),
-        base_url=to.get("base_url", tier1.base_url if same else None),
-        api_key_env=to.get("api_key_env", tier1.api_key_env if same else None),
-    )
-    return EscalationConfig(band=band, to=_with_provider_defaults(tier2))
+    same = to.provider == tier1.provider
+    return _with_provider_defaults(ProviderConfig(
+        provider=to.provider,
+        model=to.model or tier1.model,
+        base_url=to.base_url or (tier1.base_url if same else None),
+        api_key_env=to.api_key_env or (tier1.api_key_env if same else None),
+    ))
 
 
 def _with_provider_defaults(tier: ProviderConfig) -> ProviderConfig:
@@ -239,15 +292,23 @@ def _with_provider_defaults(tier: ProviderConfig) -> ProviderConfig:
     )
 
 
-def _coerce(value: Any, kind: str, key: str, where: Position) -> tuple[Any, Position]:
+# What `_coerce` returns for a value it reported as invalid.
+_INVALID: Any = type("Invalid", (), {"__repr__": lambda self: "INVALID"})()
+
+
+def _coerce(value: Any, kind: str, key: str, where: Position, problems: Collector) -> Any:
+    """The value converted to `kind`, or _INVALID (the problem recorded)."""
+    span = Span(where)
     if kind == "choice":
         if value not in PROVIDERS:
-            raise _error(f"judge.{key}: {value!r} is not one of {', '.join(PROVIDERS)}", where)
-        return value, where
+            problems.error(span, f"judge.{key}: {value!r} is not one of {', '.join(PROVIDERS)}")
+            return _INVALID
+        return value
     if kind == "string":
         if not isinstance(value, str) or not value.strip():
-            raise _error(f"judge.{key}: expected a non-empty string, got {value!r}", where)
-        return value.strip(), where
+            problems.error(span, f"judge.{key}: expected a non-empty string, got {value!r}")
+            return _INVALID
+        return value.strip()
     try:
         number = float(value) if kind == "percent" else int(str(value))
     except (TypeError, ValueError):
@@ -255,8 +316,9 @@ def _coerce(value: Any, kind: str, key: str, where: Position) -> tuple[Any, Posi
     if number is None or isinstance(value, bool) or not _in_range(number, kind):
         expected = {"percent": "a number from 0 to 100", "positive": "a whole number >= 1",
                     "count": "a whole number >= 0"}[kind]
-        raise _error(f"judge.{key}: expected {expected}, got {value!r}", where)
-    return number, where
+        problems.error(span, f"judge.{key}: expected {expected}, got {value!r}")
+        return _INVALID
+    return number
 
 
 def _in_range(number: float, kind: str) -> bool:
@@ -270,43 +332,67 @@ def _flag(args: argparse.Namespace, dest: str, environ: Mapping[str, str], varia
     return environ.get(variable, "").strip().lower() in _TRUE
 
 
-def _read_judge_section(path: Path, root: Path) -> tuple[dict[str, Any], dict[str, Position]]:
-    """The `judge` mapping of a config file and the position of each of its keys' values."""
+_KINDS = {"threshold": "percent", "max_calls": "count", "retries": "count", "concurrency": "positive",
+          "timeout_ms": "positive", "max_tokens": "positive", "provider": "choice", "model": "string",
+          "base_url": "string", "api_key_env": "string", "cache": "string"}
+
+
+def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[dict[str, Any], dict[str, Position]]:
+    """The valid settings of the `judge` mapping of a config file and the position of each; every
+    problem found is recorded in `problems`."""
     display = _display(path, root)
     try:
-        node = yaml.compose(path.read_text("utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.error(Span(Position(display)), f"cannot read config: {getattr(exc, 'strerror', None) or exc}")
+        return {}, {}
+    problems.add_source(display, text)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Position(display, mark.line + 1, mark.column + 1) if mark else Position(display)
-        raise _error(f"cannot read config: {getattr(exc, 'problem', None) or exc}", where) from None
+        problems.error(Span(where), f"cannot read config: {getattr(exc, 'problem', None) or exc}")
+        return {}, {}
     if node is None:
         return {}, {}
     if not isinstance(node, yaml.MappingNode):
-        raise _error("the config file must be a mapping with a `judge` section", _pos(display, node))
+        problems.error(_span(display, node), "the config file must be a mapping with a `judge` section")
+        return {}, {}
     judge_node = None
     for key, value in node.value:
-        if key.value != "judge":
-            raise _error(f"unknown config section {key.value!r} (known: judge)", _pos(display, key))
-        judge_node = value
+        if key.value == "judge":
+            judge_node = value
+        else:
+            problems.error(_span(display, key), f"unknown config section {key.value!r} (known: judge)"
+                                                f"{did_you_mean(str(key.value), ['judge'])}")
     if judge_node is None or (isinstance(judge_node, yaml.ScalarNode) and judge_node.value in ("", "null", "~")):
         return {}, {}
     if not isinstance(judge_node, yaml.MappingNode):
-        raise _error("`judge` must be a mapping", _pos(display, judge_node))
-    data = yaml.safe_load(path.read_text("utf-8"))["judge"]
-    positions = {}
+        problems.error(_span(display, judge_node), "`judge` must be a mapping")
+        return {}, {}
+    data, positions = {}, {}
     for key, value in judge_node.value:
-        if key.value not in _FILE_KEYS:
-            raise _error(f"unknown judge setting {key.value!r} (known: {', '.join(sorted(_FILE_KEYS))})",
-                         _pos(display, key))
-        positions[key.value] = _pos(display, value)
-    for key in ("threshold", "concurrency", "max_calls", "timeout_ms", "retries", "max_tokens"):
-        if key in data:
-            kind = {"threshold": "percent", "max_calls": "count", "retries": "count"}.get(key, "positive")
-            data[key] = _coerce(data[key], kind, key, positions[key])[0]
-    for key in ("provider", "model", "base_url", "api_key_env", "cache"):
-        if key in data:
-            data[key] = _coerce(data[key], "choice" if key == "provider" else "string", key, positions[key])[0]
+        name = key.value
+        if name not in _FILE_KEYS:
+            problems.error(_span(display, key), f"unknown judge setting {name!r}{did_you_mean(str(name), _FILE_KEYS)} "
+                                                f"(known: {', '.join(sorted(_FILE_KEYS))})")
+            continue
+        where = _pos(display, value)
+        plain = yaml.safe_load(yaml.serialize(value))
+        if name not in _KINDS:  # a section (escalation): checked by its own function, with this position
+            data[name], positions[name] = plain, where
+            continue
+        coerced = _coerce(plain, _KINDS[name], name, where, problems)
+        if coerced is not _INVALID:
+            data[name], positions[name] = coerced, where
+        elif name == "provider":
+            positions[name] = where  # given, but invalid: reported once, not again as "missing"
     return data, positions
+
+
+def _span(display: str, node: yaml.Node) -> Span:
+    return Span(_pos(display, node), max(0, node.end_mark.index - node.start_mark.index))
 
 
 def _pos(display: str, node: yaml.Node) -> Position:
@@ -320,6 +406,4 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _error(message: str, where: Position) -> ProbeError:
-    return ProbeError([Diagnostic("error", message, where)])
 

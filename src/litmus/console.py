@@ -41,12 +41,12 @@ class Console:
     # -- while running
     def on_event(self, event) -> None:
         if event.kind == "flow_run":
-            if event.flow_run.intent_evaluation.status != "passed":
+            if event.flow_run.status != "passed":
                 self._failed += 1
             if self.verbosity > 0:
                 fr = event.flow_run
                 self._clear_progress()
-                print(f"{event.done}/{event.total} {self._status(fr.intent_evaluation.status)} "
+                print(f"{event.done}/{event.total} {self._status(fr.status)} "
                       f"{clean(event.suite.name)} › {clean(fr.flow)}{_where(fr, fr.run_index > 0)}", file=self.out)
         if self.progress and event.kind in ("started", "flow_run"):
             failed = f", {self._failed} failed" if self._failed else ""
@@ -93,6 +93,15 @@ class Console:
                 if fr.intent_evaluation.method == "judge" and fr.intent_evaluation.status != "passed":
                     body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › intent "
                                 f"{self._status(fr.intent_evaluation.status)}: {clean(fr.intent_evaluation.reason)}")
+                if fr.reason:
+                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › {self._status(fr.status)}: "
+                                f"{clean(fr.reason)}")
+                elif fr.overruled_failures:
+                    checks = f"{fr.overruled_failures} failed check{'s' if fr.overruled_failures > 1 else ''}"
+                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › passed by intent despite "
+                                f"{checks} (mark the checks no judge may overrule critical: true)")
+            if suite.reason:
+                body.append(f"{clean(suite.file)}:{suite.line} {clean(suite.name)}: {clean(suite.reason)}")
             if body and self.github:
                 lines.append(f"::group::{clean(suite.name)}: {len(body)} finding(s)")
                 lines.extend(body)
@@ -104,7 +113,7 @@ class Console:
     def summary_lines(self, result: RunResult) -> list[str]:
         rows = [("Suite", "Flow runs passed", "Pass rate", "Threshold", "Verdict")]
         for s in result.suites:
-            passed = sum(1 for f in s.flow_runs if f.intent_evaluation.status == "passed")
+            passed = sum(1 for f in s.flow_runs if f.status == "passed")
             rows.append((clean(s.name), f"{passed}/{len(s.flow_runs)}", f"{s.pass_rate:g}%",
                          f"{s.pass_threshold:g}%", s.verdict))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -122,6 +131,9 @@ class Console:
         text = f"{word}: {total - failed} of {total} suite{'s' if total != 1 else ''} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
+        turned_off = sum(o.judge_skip == "disabled" for *_, o in result.iter_outcomes())
+        if turned_off:
+            text += f" ({turned_off} LLM-based assertion{'s' if turned_off != 1 else ''} skipped: judging turned off)"
         if result.run.shard:
             text += f" (shard {result.run.shard})"
         if results_path:

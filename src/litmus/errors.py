@@ -42,9 +42,9 @@ class Diagnostic:
             return head
         number = str(self.position.line)
         gutter = " " * len(number)
-        text = self.source_line.rstrip("\n")
-        indent = "".join(c if c == "\t" else " " for c in text[: self.position.column - 1])
-        marks = "^" * max(1, min(self.length, max(1, len(text) - self.position.column + 1)))
+        text, caret = _window(self.source_line.rstrip("\n"), self.position.column - 1)
+        indent = "".join(c if c == "\t" else " " for c in text[:caret])
+        marks = "^" * max(1, min(self.length, max(1, len(text) - caret)))
         return f"{head}\n {number} | {text}\n {gutter} | {indent}{marks}"
 
     def to_json(self) -> dict:
@@ -52,6 +52,22 @@ class Diagnostic:
         data.pop("source_line")
         data.update(data.pop("position"))
         return data
+
+
+# Source lines longer than this are shown as a window of this many characters around the column
+# (a minified 10,000-character line would bury the message).
+SOURCE_WINDOW = 100
+
+
+def _window(text: str, offset: int) -> tuple[str, int]:
+    """The part of `text` to show around character `offset`, and the offset's place in it."""
+    if len(text) <= SOURCE_WINDOW:
+        return text, offset
+    start = max(0, min(offset - SOURCE_WINDOW // 3, len(text) - SOURCE_WINDOW))
+    end = start + SOURCE_WINDOW
+    before = "…" if start > 0 else ""
+    after = "…" if end < len(text) else ""
+    return before + text[start:end] + after, len(before) + offset - start
 
 
 @dataclass

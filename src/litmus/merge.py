@@ -1,8 +1,9 @@
 """Merging shard results (`litmus run --shard K/N`) into one run. Pure: documents in, document out.
 
-Verdicts are recomputed from the union the way the runner computes them: a suite's pass_rate is the
-percentage of its flow runs whose Intent Evaluation passed (100 when it has none), it passes at
-pass_threshold or above; the run passes when every suite does and no shard was interrupted.
+Verdicts are recomputed from the union by the runner's own rule (`litmus.results.decide_suite`): a
+suite's pass_rate is the percentage of its flow runs that passed (100 when it has none), it passes at
+pass_threshold or above unless LLM-based checks went unevaluated; the run passes when every suite
+does and no shard was interrupted.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
+from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult, decide_suite
 
 
 class MergeError(ValueError):
@@ -120,10 +121,9 @@ def _merge_suite(parts: list[tuple[SuiteResult, str]]) -> SuiteResult:
         sequences.append(sequence)
     scenario_rank = _scenario_order(sequences)
     flow_runs.sort(key=lambda r: (r.line, r.flow, scenario_rank[r.scenario], r.run_index))
-    passed = sum(run.intent_evaluation.status == "passed" for run in flow_runs)
-    rate = round(100 * passed / len(flow_runs), 2) if flow_runs else 100.0
-    return replace(first, flow_runs=flow_runs, pass_rate=rate,
-                   verdict="passed" if rate >= first.pass_threshold else "failed")
+    merged = replace(first, flow_runs=flow_runs)
+    decide_suite(merged)
+    return merged
 
 
 def merge(documents: list[RunResult], names: list[str] | None = None,

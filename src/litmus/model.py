@@ -86,6 +86,8 @@ class Assertion(Node):
     select: str | None = None
     # The type's own fields (`expected`, `path`, `rubric`, ...), validated against its spec.
     params: dict[str, Any] = field(default_factory=dict)
+    # `critical: true`: when it does not pass, its flow run fails whatever the Intent Evaluation says.
+    critical: bool = False
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,8 @@ class _Action:
             judge = JudgeService.from_config(config.judge, environ)
         except JudgeConfigError as exc:
             raise ActionFailure(f"judge: {exc}") from None
-        options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on)
+        options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on,
+                             judge_disabled=config.judge_disabled)
         shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
         with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
             try:

@@ -17,7 +17,13 @@ Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or wr
 Written to --out (default litmus-report/): results.json (the results document, see
 docs/running.md) and the reports chosen with --format (default: all).
 
-Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors,
+Nothing unchecked passes: a suite whose LLM-based assertions no judge evaluated (none configured,
+or the judge.max_calls budget ran out) fails, saying how many and why. --no-judge is the explicit
+choice of deterministic checks only: those assertions are then skipped, counted and said. An
+assertion marked `critical: true` fails its flow run whatever the Intent Evaluation says.
+
+Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors (no suite
+found, a --suite/--flow filter that matches nothing, litmus.yaml errors included),
 130/143 interrupted by SIGINT/SIGTERM (partial results are still written, marked interrupted).
 """
 
@@ -91,34 +97,44 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if loaded.warnings:
         print(render_diagnostics(loaded.warnings), file=sys.stderr)
-    suites = loaded.suites
-    problem = _check_selection(suites, args.suite, args.flow)
+    from litmus.config import resolve_config
+    from litmus.judges.service import JudgeConfigError, JudgeService
+    from litmus.run.runner import RunOptions, selected_suites
+
+    problem = _check_selection(loaded.suites, args.suite, args.flow)
     if problem:
         return _usage(problem)
     base_url = args.base_url or environ.get("LITMUS_BASE_URL") or None
-    unset = [s.name for s in suites if not base_url and not s.base_url and (not args.suite or s.name in args.suite)]
-    if unset:
-        return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
-                      "(or set LITMUS_BASE_URL, or base_url in the suite)")
-    try:
-        judge = _judge(args, environ, repo_root())
-    except (ProbeError, ValueError) as exc:
-        return _usage(f"judge configuration: {exc}")
-    return _execute(args, suites, base_url, judge, formats, console)
-
-
-def _execute(args, suites, base_url, judge, formats, console) -> int:
-    import gc
-
-    from litmus.results import write_results
-    from litmus.run.runner import RunOptions, failed_by, run_suites
-    from litmus.run.signals import StopOnSignals
-
     options = RunOptions(
         base_url=base_url, concurrency=args.concurrency, suites=tuple(args.suite), flows=tuple(args.flow),
         shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
         transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
     )
+    suites = selected_suites(loaded.suites, options)
+    unset = [s.name for s in suites if not base_url and not s.base_url]
+    if unset:
+        return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
+                      "(or set LITMUS_BASE_URL, or base_url in the suite)")
+    try:
+        config = resolve_config(args, environ, repo_root())
+    except ProbeError as exc:
+        print(render_diagnostics(exc.diagnostics), file=sys.stderr)
+        return 2
+    options.judge_disabled = config.judge_disabled
+    try:
+        judge = JudgeService.from_config(config.judge, environ)
+    except JudgeConfigError as exc:
+        return _usage(f"judge configuration: {exc}")
+    return _execute(args, suites, options, judge, formats, console)
+
+
+def _execute(args, suites, options, judge, formats, console) -> int:
+    import gc
+
+    from litmus.results import write_results
+    from litmus.run.runner import failed_by, run_suites
+    from litmus.run.signals import StopOnSignals
+
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
     # re-scanning them at every full collection (0.1-0.16 s each at 1000 steps).
     gc.freeze()
@@ -148,14 +164,6 @@ def _write_reports(result, out: Path, formats: list[str] | None) -> None:
     write_reports(result, out, formats)
 
 
-def _judge(args, environ, root):
-    from litmus.config import resolve_config
-    from litmus.judges.service import JudgeService
-
-    config = resolve_config(args, environ, root)
-    return JudgeService.from_config(config.judge, environ)
-
-
 def _formats(given: list[str] | None) -> list[str] | None | str:
     """The chosen report formats (None = all), or a usage error message."""
     if not given:
@@ -170,6 +178,7 @@ def _formats(given: list[str] | None) -> list[str] | None | str:
 
 
 def _check_selection(suites, suite_names: list[str], flow_names: list[str]) -> str | None:
+    """Why the --suite/--flow filters select nothing they name (None: each names something)."""
     known = {s.name for s in suites}
     missing = [n for n in suite_names if n not in known]
     if missing:
@@ -179,6 +188,9 @@ def _check_selection(suites, suite_names: list[str], flow_names: list[str]) -> s
     missing = [n for n in flow_names if n not in flows]
     if missing:
         return f"no flow named {', '.join(map(repr, missing))}; flows: {', '.join(sorted(flows)) or '(none)'}"
+    empty = [s.name for s in chosen if suite_names and flow_names and not {f.name for f in s.flows} & set(flow_names)]
+    if empty:
+        return f"suite(s) {', '.join(map(repr, empty))} have no flow named {', '.join(map(repr, flow_names))}"
     return None
 
 

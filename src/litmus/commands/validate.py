@@ -1,8 +1,9 @@
 """Check probe files without running anything, and report every problem with its position.
 
 Finds *.yaml and *.yml files under PATHS (default probes/), recursively. A file whose top level
-is a mapping without `suite:` is not a suite (shared schema files, data) and is skipped; any other
-YAML file that is not a valid suite is an error. Each problem is printed like a compiler's:
+is a mapping without `suite:` is not a suite (shared schema files, data) and is skipped, unless
+it has a suite's own keys (flows:, steps:, version:), which makes it a misspelt suite and an
+error; any other YAML file that is not a valid suite is an error. Each problem is printed like a compiler's:
 
   probes/chat.yaml:14:17: error: unknown assertion type 'json_pth' (did you mean 'json_path'?)
      14 |         - type: json_pth
@@ -10,10 +11,15 @@ YAML file that is not a valid suite is an error. Each problem is printed like a 
 
 then a summary line, e.g. "3 suites, 7 flows, 41 assertions: OK".
 
-Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
-{{ secrets.X }}) is a warning here: validate works locally without the CI secrets.
+The project config (litmus.yaml at the repository root, or --config) is checked too, and its
+problems are reported the same way, all at once. Finding no suite at all is an error: a run of
+these paths would check nothing.
 
-Exit status: 0 valid (warnings allowed), 2 any error.
+Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
+{{ secrets.X }}) is a warning here: validate works locally without the CI secrets; nor is the
+judge's API key looked for.
+
+Exit status: 0 valid (warnings allowed), 2 any error (including: no suite found).
 """
 
 from __future__ import annotations
@@ -26,29 +32,46 @@ import sys
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["probes/"], metavar="PATHS",
                         help="probe files or directories to check (default: probes/)")
+    parser.add_argument("--config", metavar="PATH", help="project config file to check too (default: litmus.yaml "
+                        "at the repository root, if present) [LITMUS_CONFIG]")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text: compiler-style messages on stderr and a summary on stdout (default); "
                              "json: one JSON document on stdout, for machines")
 
 
 def run(args: argparse.Namespace) -> int:
-    from litmus.errors import ProbeError
-    from litmus.load import load_suites
+    import os
 
+    from litmus.config import resolve_config
+    from litmus.errors import ProbeError
+    from litmus.load import load_suites, repo_root
+
+    result = None
     try:
         result = load_suites(args.paths, strict_env=False)
+        diagnostics = list(result.warnings)
     except ProbeError as exc:
-        errors = [d for d in exc.diagnostics if d.severity == "error"]
-        warnings = [d for d in exc.diagnostics if d.severity == "warning"]
+        diagnostics = list(exc.diagnostics)
+    config_path = None
+    try:
+        config_path = resolve_config(args, os.environ, repo_root()).path
+    except ProbeError as exc:
+        diagnostics.extend(exc.diagnostics)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    warnings = [d for d in diagnostics if d.severity == "warning"]
+    if errors or result is None:
         summary = f"{_count(len(errors), 'error')}, {_count(len(warnings), 'warning')}: FAILED"
-        return _report(args.format, exc.diagnostics, summary, ok=False)
+        return _report(args.format, diagnostics, summary, ok=False)
     suites = result.suites
     flows = [flow for suite in suites for flow in suite.flows]
     assertions = sum(len(step.assertions) for flow in flows for step in flow.steps)
-    summary = f"{_count(len(suites), 'suite')}, {_count(len(flows), 'flow')}, {_count(assertions, 'assertion')}: OK"
-    if result.warnings:
-        summary += f" ({_count(len(result.warnings), 'warning')})"
-    return _report(args.format, result.warnings, summary, ok=True)
+    summary = f"{_count(len(suites), 'suite')}, {_count(len(flows), 'flow')}, {_count(assertions, 'assertion')}"
+    if config_path is not None:
+        summary += f", config {config_path.name}"
+    summary += ": OK"
+    if warnings:
+        summary += f" ({_count(len(warnings), 'warning')})"
+    return _report(args.format, warnings, summary, ok=True)
 
 
 def _report(fmt: str, diagnostics: list, summary: str, *, ok: bool) -> int:

@@ -29,7 +29,7 @@ class NotJudgeable(Exception):
 
 def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
     if ctx.judge is None:
-        return outcome(assertion, "skipped", "no judge configured")
+        return outcome(assertion, "skipped", "no judge configured", judge_skip="no_judge")
     if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
         return outcome(assertion, "skipped", "no scenario: this flow run has no scenario to judge against")
     return ctx.judge.evaluate_assertion(assertion, ctx)

@@ -21,6 +21,8 @@ class TierResult:
     verdict: Verdict | None = None
     # Set when there was no reply at all (provider failure, missing cassette).
     error: str | None = None
+    # The error is that the judge could not be reached at all: its message is the whole reason.
+    unreachable: bool = False
 
     @property
     def label(self) -> str:
@@ -58,7 +60,7 @@ def decide(tiers: list[TierResult], threshold: float, band: float | None) -> Dec
     last = tiers[-1]
     done = tuple(tiers)
     if last.error:
-        return Decision("error", f"judge unavailable: {last.error}", done)
+        return Decision("error", last.error if last.unreachable else f"judge unavailable: {last.error}", done)
     if last.verdict is None:
         return Decision("needs_review", f"needs review: {_undecided(done, threshold, band)}", done)
     score = last.verdict.score

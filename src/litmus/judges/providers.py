@@ -4,11 +4,14 @@ Retries are urllib3's `Retry` mounted on the session: 429 and 5xx are retried, h
 `Retry-After` (capped), else exponential backoff with jitter (capped); connection errors are
 retried, a timed-out read once. So one call takes at most about
 `(retries + 2) * timeout + retries * max_wait`. Every failure becomes a `ProviderError` whose
-message is the provider's own, with the API key replaced by `***`.
+message is the provider's own, with the API key replaced by `***`; a judge that cannot be reached
+at all says so in one line ("judge unreachable: connection refused at http://127.0.0.1:9/v1"),
+never as urllib3's nested exception text.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -16,7 +19,13 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    NameResolutionError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+)
 from urllib3.util.retry import Retry
 
 from litmus import __version__
@@ -35,9 +44,11 @@ RETRIED_STATUSES = (429, 500, 502, 503, 504, 529)
 class ProviderError(Exception):
     """A judge call that produced no reply; the message is safe to show (key redacted)."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, *, unreachable: bool = False):
         super().__init__(message)
         self.status = status
+        # No connection could be made (refused, unresolved, closed before replying), after the retries.
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -80,11 +91,16 @@ class HTTPTransport:
                                        allow_redirects=False)
         except requests.exceptions.RetryError as exc:
             raise self._error(f"gave up after retries: {exc}") from None
+        except requests.exceptions.ConnectionError as exc:
+            if why := _unreachable(exc):
+                raise ProviderError(self._redacted(f"judge unreachable: {why} at {self.base_url} "
+                                                   f"({self.name}:{self.model})"), unreachable=True) from None
+            if _timed_out(exc):  # a timeout that was retried surfaces as a ConnectionError
+                raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
+            raise self._error(f"request failed: {exc}") from None
         except requests.exceptions.Timeout:
             raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
         except requests.exceptions.RequestException as exc:
-            if _timed_out(exc):  # a timeout that was retried surfaces as a ConnectionError
-                raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
             raise self._error(f"request failed: {exc}") from None
         if reply.status_code >= 300:  # 3xx included: redirects are not followed
             raise self._error(f"HTTP {reply.status_code}: {_provider_message(reply)}", status=reply.status_code)
@@ -97,9 +113,10 @@ class HTTPTransport:
         return data
 
     def _error(self, message: str, status: int | None = None) -> ProviderError:
-        if self._api_key:
-            message = message.replace(self._api_key, "***")
-        return ProviderError(f"{self.name}:{self.model}: {message}", status)
+        return ProviderError(self._redacted(f"{self.name}:{self.model}: {message}"), status)
+
+    def _redacted(self, message: str) -> str:
+        return message.replace(self._api_key, "***") if self._api_key else message
 
 
 class HTTPProvider(HTTPTransport, ABC):
@@ -174,6 +191,24 @@ class AnthropicProvider(HTTPProvider):
         text = "".join(texts)
         usage = data.get("usage") or {}
         return Completion(text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+
+
+def _unreachable(exc: requests.RequestException) -> str | None:
+    """Why no connection to the judge could be made, in a few words; None when one was made."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    reason = reason or (exc.args[0] if exc.args else None)
+    if isinstance(reason, NameResolutionError):
+        return "host name not resolved"
+    if isinstance(reason, NewConnectionError):
+        # NewConnectionError subclasses ConnectTimeoutError in urllib3 2: check it first.
+        code = getattr(reason.__cause__, "errno", None)
+        return {errno.ECONNREFUSED: "connection refused", errno.EHOSTUNREACH: "host unreachable",
+                errno.ENETUNREACH: "network unreachable"}.get(code, "no connection could be made")
+    if isinstance(reason, ConnectTimeoutError):
+        return "connection timed out"
+    if isinstance(reason, (ProtocolError, ConnectionResetError, ConnectionAbortedError)):
+        return "connection closed without a reply"
+    return None
 
 
 def _timed_out(exc: requests.RequestException) -> bool:

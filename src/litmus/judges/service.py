@@ -3,7 +3,9 @@
 The runner submits LLM-based assertions to `executor` (a pool of `concurrency` threads), so judge
 calls overlap with other flow runs' HTTP work; everything here is thread-safe. One judgement:
 for each tier, a cached verdict if there is one, else a provider call (counted against
-`max_calls`); escalation decides which tiers run (`litmus.judges.escalation`).
+`max_calls`); escalation decides which tiers run (`litmus.judges.escalation`). A tier that could
+not be reached in UNREACHABLE_AFTER calls in a row (each already retried) is not called again in
+this run: its remaining judgements are `error` with the same one-line reason.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
 
 # `similar`'s default threshold: the cosine similarity of two texts that say the same thing.
 DEFAULT_SIMILARITY = 0.8
+# Calls in a row that found the judge unreachable (after their own retries) before it is given up.
+UNREACHABLE_AFTER = 2
 
 
 class JudgeConfigError(ValueError):
@@ -97,6 +101,9 @@ class JudgeService:
         self._totals = JudgeTotals()
         self._first_start: float | None = None
         self._last_end: float | None = None
+        # Per tier: calls in a row that could not reach it, and the reason once it is given up.
+        self._unreachable_calls = [0] * len(tiers)
+        self._given_up: list[str | None] = [None] * len(tiers)
 
     @classmethod
     def from_config(cls, config: JudgeConfig | None, environ: Mapping[str, str] = os.environ) -> JudgeService | None:
@@ -151,7 +158,8 @@ class JudgeService:
         except BudgetExhausted:
             return judged_assertion.outcome(
                 assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} judge calls "
-                "were made in this run (raise judge.max_calls to judge more)", threshold=threshold)
+                "were made in this run (raise judge.max_calls to judge more)", threshold=threshold,
+                judge_skip="budget")
         return judged_assertion.decision_outcome(assertion, decision, threshold, where)
 
     def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
@@ -237,6 +245,7 @@ class JudgeService:
         except BudgetExhausted:
             fallback = deterministic_intent(flow_run)
             fallback.reason = f"judge budget of {self.config.max_calls} calls reached; deterministic: {fallback.reason}"
+            fallback.judge_skip = "budget"
             return fallback
         return IntentEvaluation(
             status=decision.status, method="judge", reason=decision.reason, score=decision.score,
@@ -273,6 +282,8 @@ class JudgeService:
         try:
             if entry is not None:
                 completion = Completion(entry["reply"])
+            elif self._given_up[index] is not None:
+                raise ProviderError(self._given_up[index], unreachable=True)
             elif live:
                 self._reserve_call()
                 completion = provider.complete(prompt)
@@ -280,8 +291,11 @@ class JudgeService:
                 completion = provider.complete(prompt)
         except ProviderError as exc:
             message = self._redact(str(exc))
+            self._note_reachability(index, message if exc.unreachable else None)
             record = JudgeTier(provider.name, provider.model, None, message, _ms(started), cached=not live)
-            return TierResult(record, error=message)
+            return TierResult(record, error=message, unreachable=exc.unreachable)
+        if entry is None:
+            self._note_reachability(index, None)
         latency = _ms(started)
         cached = entry is not None or not live
         try:
@@ -314,6 +328,16 @@ class JudgeService:
                 "mismatches": [m.__dict__ for m in verdict.mismatches],
             },
         )
+
+    def _note_reachability(self, index: int, unreachable: str | None) -> None:
+        """Count calls in a row that could not reach tier `index`; give it up after UNREACHABLE_AFTER."""
+        with self._lock:
+            if unreachable is None:
+                self._unreachable_calls[index] = 0
+                return
+            self._unreachable_calls[index] += 1
+            if self._unreachable_calls[index] >= UNREACHABLE_AFTER and self._given_up[index] is None:
+                self._given_up[index] = unreachable
 
     def _reserve_call(self) -> None:
         with self._lock:

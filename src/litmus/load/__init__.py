@@ -4,8 +4,10 @@
 
 Every file is checked even after one fails; `ProbeError` carries the diagnostics of all files
 (errors, and the warnings found alongside them). A `.yaml`/`.yml` file whose top level is a
-mapping without `suite:` is not a suite and is skipped silently; any other file that cannot be
-read as such a mapping is reported, since it might have been meant as a suite.
+mapping without `suite:` is not a suite and is skipped silently (shared schemas, data), unless it
+has a suite's own keys (`flows:`, `steps:`, `version:`): then it was meant as one (`suit:`) and is
+an error. Any other file that cannot be read as such a mapping is reported too. Finding no suite
+at all is an error: a run that checks nothing must not pass.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from litmus.errors import Diagnostic, Position, ProbeError
-from litmus.load.diagnostics import Collector, Span
+from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.known_valid import known_valid
 from litmus.load.source import SourceError, read_yaml
 from litmus.model import Suite
 
 SUFFIXES = (".yaml", ".yml")
+# Top-level keys only a probe suite has: a mapping with one of them but no `suite:` was meant as a suite.
+SUITE_ONLY_KEYS = ("flows", "steps", "version")
 
 
 @dataclass
@@ -92,9 +96,19 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
         names[suite.name] = suite
         suites.append(suite)
     known_valid.save()
+    if not suites and not collector.errors:
+        where = ", ".join(str(p) for p in paths)
+        found = (f"{_plural(len(files), 'YAML file')}, none with a top-level 'suite:'" if files
+                 else "no .yaml or .yml files")
+        collector.error(Span(Position(_display(Path(paths[0]), root) if paths else ".", 1, 1)),
+                        f"no probe suite found in {where} ({found}); nothing would be checked")
     if collector.errors:
         raise ProbeError(sorted(collector.diagnostics, key=_order))
     return LoadResult(suites, sorted(collector.warnings, key=_order))
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @contextmanager
@@ -125,6 +139,14 @@ def _display(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+def _suite_typo(item) -> str:
+    """` (is 'suit:' meant to be 'suite:'?)` for a top-level key close to 'suite', else ''."""
+    for key in item.value:
+        if isinstance(key, str) and did_you_mean(key, ["suite"]):
+            return f" (is '{key}:' meant to be 'suite:'?)"
+    return ""
+
+
 def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
                *, warn_if_not_suite: bool) -> Suite | None:
     from litmus.load.suite import SuiteBuilder
@@ -146,6 +168,12 @@ def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[st
                                    "and 'suite:'")
         return None
     if "suite" not in item.value:
+        meant = [key for key in item.value if key in SUITE_ONLY_KEYS]
+        if meant:
+            collector.error(item.keys[meant[0]].span,
+                            f"looks like a probe suite but has no 'suite:' key (it has '{meant[0]}:')"
+                            f"{_suite_typo(item)}; every probe suite is named by a top-level 'suite:'")
+            return None
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None

@@ -106,6 +106,11 @@ def _check_schema(schema: Any) -> str | None:
     return None
 
 
+# Version-control metadata: credentials live there (a checkout's persisted token in .git/config),
+# so no referenced file may be read from it, whatever the field.
+VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS"})
+
+
 def unchecked_formats(schema: Any) -> list[str]:
     """The `format` values in `schema` that no installed checker asserts (they would pass anything)."""
     formats: set[str] = set()
@@ -126,15 +131,26 @@ def unchecked_formats(schema: Any) -> list[str]:
 
 
 def resolve_inside(relative: str, base_dir: Path, root: Path) -> tuple[Path | None, str | None]:
-    """`relative` resolved against `base_dir`: (path, None), or (None, why it is not allowed)."""
+    """`relative` resolved against `base_dir`: (path, None), or (None, why it is not allowed).
+
+    The one resolver of every file a suite references (schema_file, data_file,
+    reference_response_file, ...): the file must be inside the repository root and outside its
+    version-control metadata.
+    """
     if not relative:
         return None, "the path is empty"
     if os.path.isabs(relative) or re.match(r"^[A-Za-z]:[\\/]", relative):
         return None, f"'{relative}' must be a path relative to the suite file, not an absolute path"
     # realpath follows symlinks: a link inside the repository pointing outside it is refused too.
     target = Path(os.path.realpath(base_dir / relative))
-    if not target.is_relative_to(os.path.realpath(root)):
+    real_root = os.path.realpath(root)
+    if not target.is_relative_to(real_root):
         return None, f"'{relative}' resolves outside the repository root ({root})"
+    # Both the path as written and where it leads: a symlink into .git/ is refused like the path itself.
+    written = Path(os.path.relpath(os.path.normpath(base_dir / relative), root)).parts
+    vcs = next((part for part in (*target.relative_to(real_root).parts, *written) if part in VCS_DIRECTORIES), None)
+    if vcs:
+        return None, f"'{relative}' is inside {vcs}/: version-control metadata (credentials, history) is never read"
     if not target.is_file():
         return None, f"file '{relative}' does not exist (looked for {target})"
     return target, None

@@ -96,6 +96,8 @@ def _assertion(spec: AssertionSpec) -> dict[str, Any]:
         "type": {"const": spec.type, "description": spec.doc},
         "name": {"type": "string", "description": "label in reports"},
         "on_failure": {"enum": list(rules.ON_FAILURE), "description": "what a failure stops (default continue)"},
+        "critical": {"type": "boolean", "description": "when it does not pass, its flow run fails whatever the "
+                                                       "Intent Evaluation says (default false)"},
     }
     if spec.llm_based:
         properties["threshold"] = _described(PERCENT, "pass threshold, percent (default: the judge's)")

@@ -45,7 +45,7 @@ DEFAULTS_KEYS = ("headers", "query", "timeout_ms", "follow_redirects")
 STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
 FLOW_KEYS = ("name", "runs", "steps")
 SCENARIO_KEYS = ("id", "data", "data_file", "reference_response", "reference_response_file")
-COMMON_ASSERTION_KEYS = ("type", "name", "on_failure")
+COMMON_ASSERTION_KEYS = ("type", "name", "on_failure", "critical")
 LLM_ASSERTION_KEYS = ("threshold", "select")
 EXTRACTION_KINDS = ("json_path", "header", "regex", "status")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -456,6 +456,7 @@ class SuiteBuilder:
                 f.error(item.keys[key], f"'{key}' is only for LLM-based assertion types; {spec.type} is deterministic")
         name = f.take("name", "string", default=None)
         on_failure = f.take("on_failure", "string", default="continue", choices=ON_FAILURE)
+        critical = f.take("critical", "boolean", default=False)
         threshold = f.take("threshold", "number", default=None, minimum=0, maximum=100)
         select = f.take("select", "string", default=None)
         if select is not None and (problem := checks.jsonpath_error(select)):
@@ -464,7 +465,8 @@ class SuiteBuilder:
         if spec.family == "scenario" and scope.scenarios is None:
             self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
                                            "it will always be skipped")
-        return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params)
+        return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params,
+                         critical=critical is True)
 
     def params(self, f: Fields, spec: AssertionSpec, scope: Scope, *, misspelt: bool = False) -> dict[str, Any]:
         params = {}

@@ -337,7 +337,7 @@ def suite_stats(suite: SuiteResult) -> SuiteStats:
                     records.append(outcome.judge)
     tiers = [tier for record in records for tier in record.tiers]
     return SuiteStats(
-        runs_passed=sum(run.intent_evaluation.status == "passed" for run in suite.flow_runs),
+        runs_passed=sum(run.status == "passed" for run in suite.flow_runs),
         runs_total=len(suite.flow_runs),
         assertions=assertions,
         judge_calls=sum(not tier.cached for tier in tiers),

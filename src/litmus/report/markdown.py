@@ -133,7 +133,7 @@ def _suite_table(result: RunResult, options: Options) -> str:
         assertions = " · ".join(f"{stats.assertions[s]} {s.replace('_', ' ')}" for s in order if stats.assertions[s])
         judge = (f"{stats.judge_calls} calls · {stats.judge_cached} cached · {stats.judge_escalated} escalated · "
                  f"{stats.judge_needs_review} need review · {stats.judge_tokens:,} tokens")
-        verdict = f"{fd.ICONS[suite.verdict]} {suite.verdict}"
+        verdict = f"{fd.ICONS[suite.verdict]} {suite.verdict}" + (f": {prose(suite.reason)}" if suite.reason else "")
         rows.append(f"| {name} | {verdict} | {runs} | {assertions or '—'} | {judge} |")
     return "\n".join(rows)
 

@@ -20,6 +20,7 @@ from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.results import (
+    NOT_PASSED,
     AssertionOutcome,
     FlowRunResult,
     IntentEvaluation,
@@ -28,6 +29,7 @@ from litmus.results import (
     StepResult,
     StreamEvent,
     StreamRecord,
+    decide_flow_run,
 )
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import HttpClient, OutgoingRequest, TransportError
@@ -43,7 +45,6 @@ RECORDED_EVENTS = 100
 RAW_STREAM_CHARS = 2048
 # Headers whose values are credentials whatever their value: masked even when not a declared secret.
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
-NOT_PASSED = frozenset({"failed", "error", "needs_review"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class RunEnvironment:
     stop: threading.Event = field(default_factory=threading.Event)
     # Used for steps that did not set `timeout_ms` themselves (nor through suite defaults).
     timeout_ms: float = 30_000
+    # --no-judge: LLM-based assertions are skipped on purpose (they do not fail the suite).
+    judge_disabled: bool = False
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
@@ -90,7 +93,12 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
         if stopped is not None:
             steps.append(_skipped_step(step, stopped))
             continue
-        result, stop_reason = _run_step(step, planned, env, renderer, session, variables)
+        try:
+            result, stop_reason = _run_step(step, planned, env, renderer, session, variables)
+        except Exception as exc:  # noqa: BLE001 - a bug or a hostile body fails this step, never the flow run's record
+            message = f"internal error: {_exception_text(exc)}"
+            result = _error_step(step, message, None, None, skipped_because=f"step could not finish: {message}")
+            stop_reason = f"step '{step.name}': {message}"
         steps.append(result)
         stopped = stop_reason
     flow_run = FlowRunResult(
@@ -102,6 +110,7 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
     # The intent judge reads this flow run's transcript: mask secrets before it leaves the process.
     env.redactor.redact_in_place(flow_run)
     flow_run.intent_evaluation = _evaluate_intent(planned, flow_run, env)
+    decide_flow_run(flow_run)
     flow_run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return flow_run
 
@@ -131,7 +140,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             env.redactor.register(value)  # HttpOnly / Secure cookies: masked in every output
         # The step's timeout also bounds evaluating its assertions (regex searches, python calls).
         deadline = time.perf_counter() + out.timeout_ms / 1000
-        extracted = _extract(step, response, deadline)
+        extracted, extract_error = _extract(step, response, deadline)
         seen = {**variables, **extracted}
         ctx = EvalContext(
             response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
@@ -151,9 +160,13 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
     variables.update(extracted)
     outcomes, stop_flow_reason = _ordered_outcomes(step, deterministic, ctx, planned, env)
     status = "failed" if any(o.status in NOT_PASSED for o in outcomes) else "passed"
+    if extract_error:
+        # The later steps would run without the variable: this step is the error, and the flow run stops.
+        status, stop_flow_reason = "error", f"step '{step.name}': {extract_error}"
     result = StepResult(
         name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared),
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
+        error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
         stream=_stream_record(response),
     )
@@ -173,9 +186,10 @@ def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ct
         if i in deterministic:
             result = deterministic[i]
         else:
-            reason = _judge_skip_reason(assertion, planned, env)
+            reason, judge_skip = _judge_skip_reason(assertion, planned, env)
             if reason is not None:
                 result = outcome(assertion, "skipped", reason)
+                result.judge_skip = judge_skip
             else:
                 future = env.judge.executor.submit(evaluate_isolated, assertion, ctx)
                 if assertion.on_failure == "continue":
@@ -188,15 +202,21 @@ def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ct
             skip_reason = f"{label} (line {assertion.pos.line}) did not pass; on_failure: {assertion.on_failure}"
             if assertion.on_failure == "stop_flow":
                 stop_flow = f"step '{step.name}': {skip_reason}"
-    return [r.result() if isinstance(r, Future) else r for r in results], stop_flow
+    outcomes = [r.result() if isinstance(r, Future) else r for r in results]
+    for assertion, result in zip(step.assertions, outcomes, strict=True):
+        result.critical = assertion.critical
+    return outcomes, stop_flow
 
 
-def _judge_skip_reason(assertion: Assertion, planned: PlannedRun, env: RunEnvironment) -> str | None:
+def _judge_skip_reason(assertion: Assertion, planned: PlannedRun, env: RunEnvironment) -> tuple[str | None, str | None]:
+    """Why the assertion is not put to a judge, and the `judge_skip` cause; (None, None) to judge it."""
     if assertions.spec(assertion.type).family == "scenario" and planned.scenario is None:
-        return "scenario-aware assertion, and this flow run has no scenario (the suite has no context)"
+        return "scenario-aware assertion, and this flow run has no scenario (the suite has no context)", None
+    if env.judge_disabled:
+        return "judging turned off (--no-judge or judge.provider none)", "disabled"
     if env.judge is None:
-        return "no judge configured"
-    return None
+        return "no judge configured", "no_judge"
+    return None, None
 
 
 def evaluate_isolated(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
@@ -206,11 +226,19 @@ def evaluate_isolated(assertion: Assertion, ctx: EvalContext) -> AssertionOutcom
     except TemplateError as exc:
         return errored(assertion, str(exc))
     except Exception as exc:  # noqa: BLE001 - isolation is the point: one assertion never breaks another
-        return errored(assertion, f"could not evaluate: {type(exc).__name__}: {exc}")
+        return errored(assertion, f"could not evaluate: {_exception_text(exc)}")
 
 
-def _extract(step: Step, response: Response, deadline: float) -> dict[str, Any]:
+def _exception_text(exc: BaseException) -> str:
+    """`Type: message`, or the type alone when the message is empty (an `assert` inside a library)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _extract(step: Step, response: Response, deadline: float) -> tuple[dict[str, Any], str | None]:
+    """The extracted values, and why an extraction could not be evaluated at all (None: each was
+    extracted, or found nothing to extract)."""
     values: dict[str, Any] = {}
+    problems = []
     for extraction in step.extract:
         try:
             values[extraction.name] = extract(extraction, response, deadline)
@@ -218,7 +246,10 @@ def _extract(step: Step, response: Response, deadline: float) -> dict[str, Any]:
             pass  # left unset: a later use says "never extracted" or "unknown template name"
         except (IndexError, ValueError, TypeError):
             pass  # e.g. a regex group the pattern does not have
-    return values
+        except Exception as exc:  # noqa: BLE001 - e.g. an AssertionError inside jsonpath-ng: this step's error
+            problems.append(f"extract '{extraction.name}' (line {extraction.pos.line}) could not be evaluated: "
+                            f"{_exception_text(exc)}")
+    return values, "; ".join(problems) or None
 
 
 def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnvironment) -> OutgoingRequest:
@@ -297,8 +328,9 @@ def _skipped_step(step: Step, reason: str) -> StepResult:
     )
 
 
-def _error_step(step: Step, message: str, request: RequestExcerpt | None, partial: Response | None) -> StepResult:
-    reason = f"no response: {message}"
+def _error_step(step: Step, message: str, request: RequestExcerpt | None, partial: Response | None,
+                *, skipped_because: str | None = None) -> StepResult:
+    reason = skipped_because or f"no response: {message}"
     return StepResult(
         name=step.name, line=step.pos.line, status="error", error=message, request=request,
         response=_response_excerpt(partial) if partial is not None else None,

@@ -110,12 +110,56 @@ class Response:
                 raise BodyNotJSON(f"body is not JSON (cut at the size cap): {self.describe_body()}")
             try:
                 value = json.loads(self.body)
+                too_deep = nested_deeper(self.body, MAX_JSON_DEPTH)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
+            except RecursionError:  # deeper than the interpreter's own limit
+                too_deep = True
+            if too_deep:
+                raise BodyNotJSON(f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels, which Litmus does "
+                                  f"not evaluate: {self.describe_body()}")
             if _SURROGATE_ESCAPE.search(self.body):
                 value = without_lone_surrogates(value)
             self._json = (value,)
         return self._json[0]
+
+
+# JSON bodies nested deeper than this are an `error` of every check that reads them as JSON: JSONPath,
+# schema validation, redaction and the results writer all recurse, and real APIs stay far below it.
+MAX_JSON_DEPTH = 200
+
+
+def nested_deeper(body: bytes, limit: int) -> bool:
+    """Whether the JSON text `body` (already parsed without error) nests containers more than `limit` deep.
+
+    Scanned at C speed, not walked in Python (a walk took longer than `json.loads` itself): only the
+    brackets are kept, then one level of empty pairs is removed per pass. The first scan counts
+    brackets inside strings too, which is nearly always an upper bound and cheap; only a body it
+    finds too deep is scanned again without its strings (a regex pass as slow as parsing).
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    encoding = json.detect_encoding(body)
+    if not encoding.startswith("utf-8"):
+        body = body.decode(encoding).encode("utf-8")
+    if not _deeper(body.translate(_ONE_BRACKET_KIND, _NOT_BRACKETS), limit):
+        return False
+    return _deeper(_JSON_STRING.sub(b"", body).translate(_ONE_BRACKET_KIND, _NOT_BRACKETS), limit)
+
+
+def _deeper(brackets: bytes, limit: int) -> bool:
+    for _ in range(limit):
+        # `replace` does not rescan what it joined: each pass removes exactly the innermost pairs.
+        brackets = brackets.replace(b"[]", b"")
+        if not brackets:
+            return False
+    return True
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# Parsed JSON nests its brackets properly, so one kind is enough to count levels.
+_ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
 
 
 # `"\ud800"` is valid JSON but decodes to a lone surrogate, which no UTF-8 writer accepts: results.json

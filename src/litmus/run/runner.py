@@ -20,6 +20,8 @@ from typing import Any, Literal
 from litmus import __version__
 from litmus.model import Suite
 from litmus.results import (
+    NOT_PASSED,
+    UNEVALUATED_REASONS,
     FlowRunResult,
     IntentEvaluation,
     JudgeTotals,
@@ -27,8 +29,9 @@ from litmus.results import (
     RunResult,
     SuiteResult,
     Tool,
+    decide_suite,
 )
-from litmus.run.flow import NOT_PASSED, PlannedRun, RunEnvironment, run_flow
+from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
 from litmus.templating import references
@@ -54,6 +57,8 @@ class RunOptions:
     timeout_ms: float = 30_000
     # Set it to stop the run cleanly (no new flow runs; running ones stop after their current step).
     stop: threading.Event = field(default_factory=threading.Event)
+    # --no-judge / judge.provider none: LLM-based assertions are skipped on purpose, not for want of a judge.
+    judge_disabled: bool = False
 
 
 @dataclass
@@ -65,6 +70,16 @@ class RunEvent:
     done: int = 0
     suite: Suite | None = None
     flow_run: FlowRunResult | None = None
+
+
+def selected_suites(suites: Iterable[Suite], options: RunOptions) -> list[Suite]:
+    """The suites the --suite/--flow filters keep: a suite none of whose flows is chosen is left out
+    of the run and of every output (never reported as passed)."""
+    return [
+        suite for suite in suites
+        if (not options.suites or suite.name in options.suites)
+        and (not options.flows or any(flow.name in options.flows for flow in suite.flows))
+    ]
 
 
 def plan(suites: Iterable[Suite], options: RunOptions) -> list[PlannedRun]:
@@ -96,7 +111,7 @@ def run_suites(
 ) -> RunResult:
     started_at = _now()
     redactor = redactor or Redactor()
-    selected = [s for s in suites if not options.suites or s.name in options.suites]
+    selected = selected_suites(suites, options)
     # The judge's API keys too: a probe may send `{{ env.OPENAI_API_KEY }}` (or the action's
     # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
     for value in [*secret_values(selected, environ), *getattr(judge, "secrets", ())]:
@@ -107,7 +122,8 @@ def run_suites(
     client = HttpClient(pool_size=options.concurrency, transport_retries=options.transport_retries,
                         max_body_bytes=options.max_body_bytes)
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
-                         judge=judge, stop=options.stop, timeout_ms=options.timeout_ms)
+                         judge=judge, stop=options.stop, timeout_ms=options.timeout_ms,
+                         judge_disabled=options.judge_disabled)
     results: dict[int, FlowRunResult] = {}
     try:
         with ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="litmus-run") as pool:
@@ -126,7 +142,8 @@ def run_suites(
     suite_results = _suite_results(selected, runs, results)
     result = RunResult(
         run=_run_info(options, started_at, environ),
-        verdict="passed" if all(s.verdict == "passed" for s in suite_results) else "failed",
+        # No suite selected: nothing was checked, so nothing passed.
+        verdict="passed" if suite_results and all(s.verdict == "passed" for s in suite_results) else "failed",
         tool=Tool(name="litmus", version=__version__),
         judge=_judge_totals(judge),
         suites=suite_results,
@@ -160,16 +177,13 @@ def _suite_results(suites: list[Suite], runs: list[PlannedRun],
         by_suite[id(runs[index].suite)].append(results[index])
     out = []
     for suite in suites:
-        flow_runs = by_suite[id(suite)]
-        passed = sum(1 for f in flow_runs if f.intent_evaluation.status == "passed")
         # No flow run here (another shard has them all, or the run stopped first): nothing failed,
         # so the suite passes with rate 100; `litmus merge` decides over the union.
-        rate = round(100 * passed / len(flow_runs), 2) if flow_runs else 100.0
-        out.append(SuiteResult(
-            name=suite.name, file=suite.file, line=suite.pos.line, intent=suite.intent,
-            pass_threshold=suite.pass_threshold, pass_rate=rate,
-            verdict="passed" if rate >= suite.pass_threshold else "failed", flow_runs=flow_runs,
-        ))
+        result = SuiteResult(name=suite.name, file=suite.file, line=suite.pos.line, intent=suite.intent,
+                             pass_threshold=suite.pass_threshold, pass_rate=100.0, verdict="passed",
+                             flow_runs=by_suite[id(suite)])
+        decide_suite(result)
+        out.append(result)
     return out
 
 
@@ -180,7 +194,8 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
     if fail_on == "suite":
         return result.verdict == "failed"
     return result.run.interrupted or any(
-        step.status == "error" or any(o.status in NOT_PASSED for o in step.assertions)
+        step.status == "error" or any(o.status in NOT_PASSED or o.judge_skip in UNEVALUATED_REASONS
+                                      for o in step.assertions)
         for suite in result.suites for flow_run in suite.flow_runs for step in flow_run.steps
     )
 
