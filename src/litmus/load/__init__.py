@@ -65,12 +65,14 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_suites(paths: list[str | Path], *, root: Path | None = None,
-                environ: Mapping[str, str] = os.environ, strict_env: bool = True) -> LoadResult:
+                environ: Mapping[str, str] = os.environ, strict_env: bool = True,
+                run_vars: Mapping[str, object] | None = None) -> LoadResult:
     """Load and validate every suite under `paths`.
 
     `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
     and `Suite.file` / positions are relative to it. With `strict_env` (litmus run) a missing
-    `env.`/`secrets.` variable is an error; without (litmus validate) a warning.
+    `env.`/`secrets.` variable, or a `vars.` name not in `run_vars`, is an error; without
+    (litmus validate) a warning.
     """
     root = Path(root).resolve() if root else repo_root()
     files = discover(paths)
@@ -80,7 +82,8 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     names: dict[str, Suite] = {}
     for path in files:
         with _gc_paused():
-            suite = _load_file(path, root, collector, environ, strict_env, warn_if_not_suite=path in explicit)
+            suite = _load_file(path, root, collector, environ, strict_env, run_vars or {},
+                               warn_if_not_suite=path in explicit)
         if suite is None:
             continue
         if suite.name in names:
@@ -126,7 +129,7 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
-               *, warn_if_not_suite: bool) -> Suite | None:
+               run_vars: Mapping[str, object], *, warn_if_not_suite: bool) -> Suite | None:
     from litmus.load.suite import SuiteBuilder
 
     display = _display(path, root)
@@ -149,5 +152,5 @@ def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[st
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None
-    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env).build()
+    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env, run_vars).build()
     return suite if collector.count_errors() == errors_before else None

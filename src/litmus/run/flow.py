@@ -30,7 +30,7 @@ from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import HttpClient, OutgoingRequest, TransportError
 from litmus.run.redact import MASK, Redactor
 from litmus.run.response import Response
-from litmus.run.templating import Renderer, TemplateError
+from litmus.templating import Renderer, TemplateError
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
