@@ -94,6 +94,10 @@ class StepResult:
     attempts: int = 1
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
+    # Generator values the step's templates used (`{"gen.uuid": "..."}`), to reproduce a failure.
+    generated: dict[str, Any] = field(default_factory=dict)
+    # A graphql step's non-empty response `errors`; None otherwise.
+    graphql_errors: list[Any] | None = None
 
 
 @dataclass
@@ -127,6 +131,9 @@ class SuiteResult:
     verdict: Literal["passed", "failed"]
     intent: str | None = None
     flow_runs: list[FlowRunResult] = field(default_factory=list)
+    # The suite's setup and teardown steps (empty when it has none).
+    setup: list[StepResult] = field(default_factory=list)
+    teardown: list[StepResult] = field(default_factory=list)
 
 
 @dataclass
@@ -192,6 +199,8 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (RunResult, "judge"): (JudgeTotals, False),
     (RunResult, "suites"): (SuiteResult, True),
     (SuiteResult, "flow_runs"): (FlowRunResult, True),
+    (SuiteResult, "setup"): (StepResult, True),
+    (SuiteResult, "teardown"): (StepResult, True),
     (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
     (FlowRunResult, "steps"): (StepResult, True),
     (StepResult, "request"): (RequestExcerpt, False),

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,9 +42,22 @@ class TransportError(Exception):
         self.partial = partial
 
 
+@dataclass(frozen=True)
+class FilePart:
+    """A multipart part streamed from a file."""
+
+    path: Path
+    filename: str
+    content_type: str | None = None
+
+
 @dataclass
 class OutgoingRequest:
-    """A rendered request, ready to send."""
+    """A rendered request, ready to send.
+
+    `body_file` and the files of `multipart` (name -> FilePart, or (text, content type)) are opened
+    for each attempt and streamed from disk, never read whole into memory.
+    """
 
     method: str
     url: str
@@ -52,6 +66,8 @@ class OutgoingRequest:
     json: Any = None
     has_json: bool = False
     data: Any = None
+    body_file: Path | None = None
+    multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
 
@@ -95,11 +111,30 @@ class HttpClient:
         self.adapter.close()
 
     def prepare(self, session: requests.Session, out: OutgoingRequest) -> requests.PreparedRequest:
-        request = requests.Request(
-            out.method, out.url, headers=out.headers, params=out.query,
-            json=out.json if out.has_json else None, data=out.data,
-        )
-        return session.prepare_request(request)
+        """The request to send; files it streams are open until `send` (or `discard`) closes them."""
+        opened: list[Any] = []
+        data, headers = out.data, dict(out.headers)
+        try:
+            if out.body_file is not None:
+                data = out.body_file.open("rb")
+                opened.append(data)
+            elif out.multipart is not None:
+                data = _multipart(out.multipart, opened)
+                headers["Content-Type"] = data.content_type
+            request = requests.Request(
+                out.method, out.url, headers=headers, params=out.query,
+                json=out.json if out.has_json else None, data=data,
+            )
+            prepared = session.prepare_request(request)
+        except BaseException:
+            _close_all(opened)
+            raise
+        prepared.litmus_opened = opened
+        return prepared
+
+    def discard(self, prepared: requests.PreparedRequest) -> None:
+        """Close what a prepared request that will not be sent holds open."""
+        _close_all(getattr(prepared, "litmus_opened", ()))
 
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
@@ -114,6 +149,8 @@ class HttpClient:
             resp = session.send(prepared, timeout=timeout_s, allow_redirects=out.follow_redirects, **settings)
         except requests.RequestException as exc:
             raise TransportError(describe_transport_error(exc, out.timeout_ms)) from None
+        finally:
+            self.discard(prepared)
         return self._read(resp, start, start + timeout_s, out.timeout_ms)
 
     def _settings(self, url: str) -> dict[str, Any]:
@@ -157,6 +194,50 @@ class HttpClient:
         if failure:
             raise TransportError(failure, partial=response)
         return response
+
+
+def _multipart(parts, opened: list[Any]):
+    from requests_toolbelt.multipart.encoder import MultipartEncoder
+
+    fields = []
+    for name, part in parts:
+        if isinstance(part, FilePart):
+            handle = part.path.open("rb")
+            opened.append(handle)
+            fields.append((name, (part.filename, handle, part.content_type or "application/octet-stream")))
+        else:
+            text, content_type = part
+            fields.append((name, (None, text, content_type) if content_type else text))
+    return MultipartEncoder(fields=fields)
+
+
+def _close_all(handles) -> None:
+    for handle in handles:
+        handle.close()
+
+
+def describe_body(prepared: requests.PreparedRequest) -> str | None:
+    """The request body as text for results: decoded bytes, or what a streamed body holds."""
+    body = prepared.body
+    if body is None or isinstance(body, str):
+        return body
+    if isinstance(body, bytes):
+        return body.decode("utf-8", errors="replace")
+    fields = getattr(body, "fields", None)
+    if fields is not None:  # a MultipartEncoder
+        parts = []
+        for name, value in fields:
+            if isinstance(value, str):
+                parts.append(f"{name}={value}")
+            elif value[0] is None:
+                parts.append(f"{name}={value[1]}")
+            else:
+                parts.append(f"{name}=@{value[0]};type={value[2]}")
+        return "[multipart/form-data] " + " & ".join(parts)
+    name = getattr(body, "name", None)
+    if not isinstance(name, str):
+        return None
+    return f"[the bytes of {Path(name).name}, {Path(name).stat().st_size} bytes]"
 
 
 def describe_transport_error(exc: requests.RequestException, timeout_ms: float) -> str:
