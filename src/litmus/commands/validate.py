@@ -11,7 +11,8 @@ YAML file that is not a valid suite is an error. Each problem is printed like a 
 then a summary line, e.g. "3 suites, 7 flows, 41 assertions: OK".
 
 Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
-{{ secrets.X }}) is a warning here: validate works locally without the CI secrets.
+{{ secrets.X }}), or a {{ vars.X }} not given with --var / --vars-file, is a warning here:
+validate works locally without the CI secrets and run variables.
 
 Exit status: 0 valid (warnings allowed), 2 any error.
 """
@@ -26,6 +27,10 @@ import sys
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["probes/"], metavar="PATHS",
                         help="probe files or directories to check (default: probes/)")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="a {{ vars.NAME }} value, as for litmus run (names not given are warnings here)")
+    parser.add_argument("--vars-file", action="append", default=[], metavar="FILE",
+                        help="a YAML or JSON mapping of {{ vars.NAME }} values, as for litmus run")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text: compiler-style messages on stderr and a summary on stdout (default); "
                              "json: one JSON document on stdout, for machines")
@@ -35,8 +40,17 @@ def run(args: argparse.Namespace) -> int:
     from litmus.errors import ProbeError
     from litmus.load import load_suites
 
+    from litmus.commands.run import read_run_vars
+
     try:
-        result = load_suites(args.paths, strict_env=False)
+        run_vars = read_run_vars(args)
+    except ValueError as exc:
+        print(f"litmus validate: error: {exc}", file=sys.stderr)
+        return 2
+    except ProbeError as exc:
+        return _report(args.format, exc.diagnostics, "the vars file is invalid: FAILED", ok=False)
+    try:
+        result = load_suites(args.paths, strict_env=False, run_vars=run_vars)
     except ProbeError as exc:
         errors = [d for d in exc.diagnostics if d.severity == "error"]
         warnings = [d for d in exc.diagnostics if d.severity == "warning"]

@@ -14,8 +14,8 @@ from typing import Any
 
 from litmus.assertions import all_specs
 from litmus.assertions.base import AssertionSpec, FieldSpec
-from litmus.load import checks
 from litmus.errors import Position
+from litmus.load import checks
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.fields import Fields, describe
 from litmus.load.source import Item, SourceError, parse_yaml

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from litmus import __version__
+from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
 from litmus.results import (
     FlowRunResult,
@@ -29,7 +30,6 @@ from litmus.results import (
     SuiteResult,
     Tool,
 )
-from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.run.flow import NOT_PASSED, PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
