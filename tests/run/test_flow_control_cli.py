@@ -50,6 +50,7 @@ class Store:
         self.items: list = []
         self.logins = 0
         self.cleanups = 0
+        self.create_seconds = 0.15
         self.lock = threading.Lock()
         target.route("/login", self.login)
         target.route("/items", self.handle)
@@ -62,7 +63,7 @@ class Store:
     def handle(self, req):
         if req.method == "POST":
             assert req.headers["X-Token"] == "tok/1 2"
-            time.sleep(0.15)
+            time.sleep(self.create_seconds)
             with self.lock:
                 self.items.append(req.json())
             return 201, {}, b""
@@ -111,6 +112,7 @@ def test_serial_create_then_list_has_no_spurious_findings_over_20_runs(project):
 def test_without_serial_the_same_suite_races(project):
     tmp_path, target, store = project
     (tmp_path / "probes" / "items.yaml").write_text(CREATE_THEN_LIST.format(serial="false"))
+    store.create_seconds = 1.0  # plenty for "list" to start meanwhile, even on a loaded machine
     assert main(["run", "--base-url", target.base_url, "--concurrency", "8", "--format", "summary", "-q"]) == 1
     assert findings(tmp_path) == 1  # list ran while create was still adding
 

@@ -80,9 +80,14 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     collector = Collector()
     suites: list[Suite] = []
     names: dict[str, Suite] = {}
+    # Files whose top level is a list: an error, unless a suite reads them as its data (checked last).
+    lists: dict[Path, Collector] = {}
     for path in files:
+        target = collector
+        if path not in explicit and _top_level_is_list(path):
+            target = lists[path.resolve()] = Collector()
         with _gc_paused():
-            suite = _load_file(path, root, collector, environ, strict_env, run_vars or {},
+            suite = _load_file(path, root, target, environ, strict_env, run_vars or {},
                                warn_if_not_suite=path in explicit)
         if suite is None:
             continue
@@ -94,10 +99,28 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             continue
         names[suite.name] = suite
         suites.append(suite)
+    data_files = {s.context.scenarios_file for s in suites if s.context and s.context.scenarios_file}
+    for path, diagnostics in lists.items():
+        if path not in data_files:
+            collector.diagnostics.extend(diagnostics.diagnostics)
     known_valid.save()
     if collector.errors:
         raise ProbeError(sorted(collector.diagnostics, key=_order))
     return LoadResult(suites, sorted(collector.warnings, key=_order))
+
+
+def _top_level_is_list(path: Path) -> bool:
+    """Whether a YAML file starts as a list (a scenarios file, perhaps), judged by its first
+    meaningful line: cheap, and only deciding whether its errors wait for the suites to load."""
+    try:
+        with path.open("rb") as handle:
+            for line in handle:
+                text = line.strip()
+                if text and not text.startswith((b"#", b"---", b"%")):
+                    return text.startswith((b"- ", b"[")) or text == b"-"
+    except OSError:
+        pass
+    return False
 
 
 @contextmanager
