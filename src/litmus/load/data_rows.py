@@ -185,15 +185,22 @@ def _document_rows(path: Path, display: str) -> Iterator[tuple[int, dict[str, An
 
 
 def _check_depth(value: Any, line: int, column: int) -> None:
+    if too_deep(value):
+        raise RowError(line, column, f"the value nests deeper than {MAX_DEPTH} levels")
+
+
+def too_deep(value: Any) -> bool:
+    """Whether parsed JSON nests deeper than the loader allows YAML to (`MAX_DEPTH`)."""
     stack = [(value, 1)]
     while stack:
         current, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise RowError(line, column, f"the value nests deeper than {MAX_DEPTH} levels")
+            return True
         if isinstance(current, dict):
             stack.extend((v, depth + 1) for v in current.values())
         elif isinstance(current, list):
             stack.extend((v, depth + 1) for v in current)
+    return False
 
 
 def scenarios(context: Context) -> Iterator[Scenario]:

@@ -118,9 +118,9 @@ class SuiteBuilder:
         variables = self.variables(f)
         scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios, run_vars=self.run_vars,
                       scenario_file=scenario_file)
-        scope.sizes, cyclic = variable_sizes(variables, scope)
-        for cycle in cyclic:
-            f.error(variables_item.keys[cycle], f"variable '{cycle}' refers to itself through templates")
+        # A variable that refers to itself is reported where it is rendered: an extracted variable
+        # of the same name would shadow the reference, and which names steps extract is not known yet.
+        scope.sizes = variable_sizes(variables, scope)
         if variables_item is not None and variables:
             # Variables may hold templates, rendered where they are used; what a step extracts
             # is not known suite-wide, so here only suite-level names count.
@@ -295,12 +295,21 @@ class SuiteBuilder:
         display = self.display(path)
         try:
             if path.suffix.lower() == ".json":
+                from litmus.load.data_rows import too_deep
+                from litmus.load.source import MAX_DEPTH
+
                 text = self.read_text(f, name, path)
-                return None if text is None else json.loads(text)
+                data = None if text is None else json.loads(text)
+                if too_deep(data):
+                    f.error(f.raw(name), f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML too)")
+                    return None
+                return data
             item = parse_yaml(path.read_bytes(), display, self.c)
             return None if item is None else item.plain()
         except json.JSONDecodeError as exc:
             f.error(f.raw(name), f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+        except RecursionError:
+            f.error(f.raw(name), f"'{display}' nests too deeply to read")
         except SourceError as exc:
             self.c.error(exc.span, exc.message)
             f.error(f.raw(name), f"cannot load '{display}'")

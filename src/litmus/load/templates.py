@@ -186,19 +186,16 @@ def _min_ref_size(ref: Reference, scope: Scope) -> int:
     return size
 
 
-def variable_sizes(variables: Mapping[str, Any], scope: Scope) -> tuple[dict[str, int], list[str]]:
-    """Lower bounds of the rendered length of each suite variable, and the variables that refer to
-    themselves (directly or through others), which can never be rendered."""
+def variable_sizes(variables: Mapping[str, Any], scope: Scope) -> dict[str, int]:
+    """Lower bounds of the rendered length of each suite variable (a reference back to a variable
+    being sized counts 0: it may be shadowed by an extracted variable of the same name)."""
     sizes: dict[str, int] = {}
-    cyclic: list[str] = []
     visiting: set[str] = set()
 
     def size_of(name: str) -> int:
         if name in sizes:
             return sizes[name]
         if name in visiting:
-            if name not in cyclic:
-                cyclic.append(name)
             return 0
         visiting.add(name)
         sizes[name] = _value_size(variables[name], size_of, scope)
@@ -207,7 +204,7 @@ def variable_sizes(variables: Mapping[str, Any], scope: Scope) -> tuple[dict[str
 
     for name in variables:
         size_of(name)
-    return sizes, cyclic
+    return sizes
 
 
 def _value_size(value: Any, size_of, scope: Scope) -> int:
