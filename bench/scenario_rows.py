@@ -4,8 +4,8 @@
 Writes a CSV of N rows (an id, a question, a JSON column of three items: about 150 bytes a row)
 and a suite with one flow of one step per row, starts a tiny HTTP server on 127.0.0.1, runs
 `litmus run` as a child process and prints, per N: wall time, flow runs and the child's peak RSS
-(os.wait4 rusage). Against the same rows written inline as `scenarios:` in the suite, to show
-what streaming the rows saves at load.
+(VmHWM, sampled by tests/reliability/pipeline.py as bench/reliability.py does), against the same
+rows written inline as `scenarios:` in the suite, to show what reading the rows as the run goes saves.
 
     python3 bench/scenario_rows.py                 # N = 100, 1000, 10000
     python3 bench/scenario_rows.py --sizes 10000   # one size
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
+from pipeline import litmus_env, run_litmus  # noqa: E402
 
 SUITE = """\
 version: 1
@@ -75,21 +75,17 @@ def write_project(directory: Path, rows: int, inline: bool) -> None:
     (directory / "probes" / "rows.yaml").write_text(SUITE.format(context=context), encoding="utf-8")
 
 
-def measure(rows: int, inline: bool, base_url: str) -> tuple[float, int, int]:
+def measure(rows: int, inline: bool, base_url: str) -> tuple[float, int, float]:
     with tempfile.TemporaryDirectory(prefix="litmus-rows-") as tmp:
         directory = Path(tmp)
         write_project(directory, rows, inline)
-        started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "litmus", "run", "--base-url", base_url, "--concurrency", "8",
-                                 "--format", "summary", "-q"], cwd=directory,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"litmus run failed for {rows} rows: {proc.stderr.read().decode()[-2000:]}")
+        ran = run_litmus(["run", "--base-url", base_url, "--concurrency", "8", "--format", "summary", "-q"],
+                         cwd=directory, env=litmus_env(), timeout=1800)
+        if ran.code != 0:
+            raise SystemExit(f"litmus run failed for {rows} rows: {ran.output[-2000:]}")
         result = json.loads((directory / "litmus-report" / "results.json").read_text())
         flow_runs = sum(len(s["flow_runs"]) for s in result["suites"])
-        return wall, flow_runs, usage.ru_maxrss  # KiB on Linux
+        return ran.wall_s, flow_runs, ran.max_rss_mib
 
 
 def main() -> int:
@@ -103,9 +99,9 @@ def main() -> int:
     print(f"{'rows':>6}  {'source':<15} {'wall s':>7}  {'flow runs':>9}  {'peak RSS MiB':>12}")
     for rows in args.sizes:
         for inline in (False, True):
-            wall, flow_runs, rss_kib = measure(rows, inline, base_url)
+            wall, flow_runs, rss_mib = measure(rows, inline, base_url)
             source = "inline" if inline else "scenarios_file"
-            print(f"{rows:>6}  {source:<15} {wall:>7.1f}  {flow_runs:>9}  {rss_kib / 1024:>12.1f}", flush=True)
+            print(f"{rows:>6}  {source:<15} {wall:>7.1f}  {flow_runs:>9}  {rss_mib:>12.1f}", flush=True)
     server.shutdown()
     return 0
 

@@ -315,3 +315,23 @@ flows: [{{name: f, steps: [{{name: s, request: {{url: /ok, body: "{{{{ v8 }}}}"}
     assert run(target) == 2
     assert "expands to at least" in capsys.readouterr().err
     assert target.requests == []
+
+
+def test_values_filters_derive_from_a_secret_are_masked(project, capsys):
+    tmp_path, target = project
+    suite(tmp_path, """\
+version: 1
+suite: Derived
+flows:
+  - name: f
+    steps:
+      - name: s
+        request: {url: "/ok?sig={{ secrets.PROBE_PASS | base64 }}&low={{ secrets.PROBE_PASS | upper }}"}
+        assertions: [{type: status_code, expected: 500}]
+""")
+    assert run(target, "-v") == 1
+    encoded = base64.b64encode(SECRET.encode()).decode()
+    assert target.requests[0].query == {"sig": [encoded], "low": [SECRET.upper()]}
+    out, err = capsys.readouterr()
+    for leaked in (encoded, SECRET.upper()):
+        assert leaked not in out + err + written_text(tmp_path)
