@@ -5,7 +5,6 @@ repeated form fields, generated values, run variables and base URLs."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -303,7 +302,7 @@ flows: [{name: f, steps: [{name: s, request: {url: "/ok?t={{ vars.tenant }}"}}]}
 
 def test_a_rendered_string_is_bounded_and_a_provably_huge_one_fails_at_load(project, capsys):
     tmp_path, target = project
-    chain = "\n".join(f"  v{i}: \"{'{{ v%d }}' % (i - 1) * 10}\"" for i in range(1, 9))
+    chain = "\n".join(f"  v{i}: \"{('{{ v' + str(i - 1) + ' }}') * 10}\"" for i in range(1, 9))
     suite(tmp_path, f"""\
 version: 1
 suite: Bomb

@@ -36,7 +36,8 @@ ROWS = {
     "csv": 'id,order_id,items:json,reference_response\n'
            'a,1042,"[{""sku"": ""x""}]",Order 1042 is delayed.\n'
            'b,"10 43","[{""sku"": ""y""}, {""sku"": ""z""}]",\n',
-    "jsonl": '{"id": "a", "order_id": "1042", "items": [{"sku": "x"}], "reference_response": "Order 1042 is delayed."}\n'
+    "jsonl": '{"id": "a", "order_id": "1042", "items": [{"sku": "x"}], '
+             '"reference_response": "Order 1042 is delayed."}\n'
              '\n{"id": "b", "order_id": "10 43", "items": [{"sku": "y"}, {"sku": "z"}]}\n',
     "yaml": '- {id: a, order_id: "1042", items: [{sku: x}], reference_response: Order 1042 is delayed.}\n'
             '- {id: b, order_id: "10 43", items: [{sku: y}, {sku: z}]}\n',
@@ -65,7 +66,7 @@ def test_every_row_is_a_scenario_after_the_inline_ones(project, ext):
     (tmp_path / "probes" / "orders.yaml").write_text(SUITE.replace("{ext}", ext))
     (tmp_path / "probes" / "data" / f"cases.{ext}").write_text(ROWS[ext])
     assert main(["run", "--base-url", target.base_url, "--format", "summary", "-q"]) == 0
-    received = sorted(((r.path, json.dumps(r.json(), sort_keys=True)) for r in target.requests))
+    received = sorted((r.path, json.dumps(r.json(), sort_keys=True)) for r in target.requests)
     assert received == sorted([
         ("/order/7", json.dumps({"id": "inline", "first_sku": "i", "items": [{"sku": "i"}]}, sort_keys=True)),
         ("/order/1042", json.dumps({"id": "a", "first_sku": "x", "items": [{"sku": "x"}]}, sort_keys=True)),

@@ -37,10 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from litmus.commands.run import read_run_vars
     from litmus.errors import ProbeError
     from litmus.load import load_suites
-
-    from litmus.commands.run import read_run_vars
 
     try:
         run_vars = read_run_vars(args)
