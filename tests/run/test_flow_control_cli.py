@@ -175,3 +175,12 @@ def test_teardown_runs_after_an_interruption(project, signum, code):
     result = load_results(tmp_path / "litmus-report" / "results.json")
     assert result.run.interrupted and len(result.suites[0].flow_runs) < 4
     assert [s.status for s in result.suites[0].teardown] == ["passed"]
+
+
+def test_a_suite_with_nothing_to_run_here_runs_no_setup_or_teardown(project):
+    tmp_path, target, store = project
+    (tmp_path / "probes" / "items.yaml").write_text(CREATE_THEN_LIST.format(serial="true"))
+    (tmp_path / "probes" / "other.yaml").write_text(
+        "version: 1\nsuite: Other\nflows: [{name: ping, steps: [{name: s, request: {url: /login, method: POST}}]}]\n")
+    assert main(["run", "--base-url", target.base_url, "--flow", "ping", "--format", "summary", "-q"]) == 0
+    assert (store.logins, store.cleanups) == (1, 0)  # only Other's ping; Items planned nothing

@@ -14,6 +14,7 @@ never change the verdict.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -41,6 +42,11 @@ def run_suite(suite: Suite, planned: Iterable[tuple[int, PlannedRun]], env: RunE
     """Run the suite's part of the plan (`(index, planned run)` in plan order); each finished flow run
     goes to `deliver` with its index, from this thread."""
     result = SuiteRunResult()
+    planned = iter(planned)
+    first = next(planned, None)
+    if first is None:
+        return result  # nothing of this suite runs here (a --flow filter, another shard): no setup either
+    planned = itertools.chain((first,), planned)
     setup_values = None
     try:
         if suite.setup:
