@@ -117,11 +117,12 @@ def test_without_serial_the_same_suite_races(project):
     assert findings(tmp_path) == 1  # list ran while create was still adding
 
 
-def test_a_failing_setup_skips_the_flow_runs_fails_the_suite_and_still_tears_down(project):
+def test_a_failing_setup_skips_the_flow_runs_fails_the_suite_and_still_tears_down(project, capsys):
     tmp_path, target, store = project
     (tmp_path / "probes" / "items.yaml").write_text(
         CREATE_THEN_LIST.format(serial="true").replace("expected: 200}]\nteardown", "expected: 418}]\nteardown"))
-    assert main(["run", "--base-url", target.base_url, "--format", "summary", "-q"]) == 1
+    assert main(["run", "--base-url", target.base_url, "--format", "summary"]) == 1
+    assert "probes/items.yaml:8:18 setup › log in › status_code" in capsys.readouterr().out
     result = load_results(tmp_path / "litmus-report" / "results.json")
     suite = result.suites[0]
     assert suite.verdict == "failed" and suite.setup[0].status == "failed"
