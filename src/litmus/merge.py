@@ -122,8 +122,12 @@ def _merge_suite(parts: list[tuple[SuiteResult, str]]) -> SuiteResult:
     flow_runs.sort(key=lambda r: (r.line, r.flow, scenario_rank[r.scenario], r.run_index))
     passed = sum(run.intent_evaluation.status == "passed" for run in flow_runs)
     rate = round(100 * passed / len(flow_runs), 2) if flow_runs else 100.0
-    return replace(first, flow_runs=flow_runs, pass_rate=rate,
-                   verdict="passed" if rate >= first.pass_threshold else "failed")
+    # Every shard ran the suite's setup and teardown: keep them all, and a failed setup anywhere fails it.
+    merged = replace(first, flow_runs=flow_runs, pass_rate=rate,
+                     setup=[step for suite, _ in parts for step in suite.setup],
+                     teardown=[step for suite, _ in parts for step in suite.teardown])
+    merged.verdict = "passed" if rate >= first.pass_threshold and not merged.setup_failed else "failed"
+    return merged
 
 
 def merge(documents: list[RunResult], names: list[str] | None = None,

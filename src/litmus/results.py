@@ -135,6 +135,12 @@ class SuiteResult:
     setup: list[StepResult] = field(default_factory=list)
     teardown: list[StepResult] = field(default_factory=list)
 
+    @property
+    def setup_failed(self) -> bool:
+        """A setup step failed or errored: the flow runs were skipped, so the suite fails (even when
+        its pass_threshold would let their rate pass)."""
+        return any(step.status in ("failed", "error") for step in self.setup)
+
 
 @dataclass
 class JudgeTotals:

@@ -185,3 +185,18 @@ def test_a_suite_with_nothing_to_run_here_runs_no_setup_or_teardown(project):
         "version: 1\nsuite: Other\nflows: [{name: ping, steps: [{name: s, request: {url: /login, method: POST}}]}]\n")
     assert main(["run", "--base-url", target.base_url, "--flow", "ping", "--format", "summary", "-q"]) == 0
     assert (store.logins, store.cleanups) == (1, 0)  # only Other's ping; Items planned nothing
+
+
+def test_a_failed_setup_fails_the_suite_even_at_pass_threshold_0_and_after_merging_shards(project):
+    tmp_path, target, store = project
+    text = CREATE_THEN_LIST.format(serial="false").replace("expected: 200}]\nteardown", "expected: 418}]\nteardown")
+    (tmp_path / "probes" / "items.yaml").write_text(text.replace("suite: Items\n", "suite: Items\npass_threshold: 0\n"))
+    for k in (1, 2):
+        assert main(["run", "--base-url", target.base_url, "--shard", f"{k}/2", "--out", f"shard-{k}",
+                     "--format", "summary", "-q"]) == 1
+    assert main(["merge", "shard-1/results.json", "shard-2/results.json", "-o", "merged.json"]) in (0, 1)
+    merged = load_results(tmp_path / "merged.json")
+    (suite,) = merged.suites
+    assert suite.verdict == "failed" and merged.verdict == "failed"
+    assert [s.name for s in suite.setup] == ["log in", "log in"]  # each shard logged in once
+    assert store.logins == 2 and store.cleanups == 2

@@ -218,14 +218,14 @@ def _suite_results(suites: list[Suite], results: dict[int, dict[int, FlowRunResu
         # No flow run here (another shard has them all, or the run stopped first): nothing failed,
         # so the suite passes with rate 100; `litmus merge` decides over the union.
         rate = round(100 * passed / len(flow_runs), 2) if flow_runs else 100.0
-        # A setup that did not pass fails the suite whatever its pass_threshold: nothing was probed.
-        passed_threshold = rate >= suite.pass_threshold and suite_run.setup_failed is None
-        out.append(SuiteResult(
+        result = SuiteResult(
             name=suite.name, file=suite.file, line=suite.pos.line, intent=suite.intent,
-            pass_threshold=suite.pass_threshold, pass_rate=rate,
-            verdict="passed" if passed_threshold else "failed", flow_runs=flow_runs,
+            pass_threshold=suite.pass_threshold, pass_rate=rate, verdict="passed", flow_runs=flow_runs,
             setup=suite_run.setup, teardown=suite_run.teardown,
-        ))
+        )
+        # A setup that did not pass fails the suite whatever its pass_threshold: nothing was probed.
+        result.verdict = "passed" if rate >= suite.pass_threshold and not result.setup_failed else "failed"
+        out.append(result)
     return out
 
 

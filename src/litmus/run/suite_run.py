@@ -33,7 +33,7 @@ class SuiteRunResult:
     setup: list[StepResult] = field(default_factory=list)
     teardown: list[StepResult] = field(default_factory=list)
     # Why the flow runs were skipped (the setup step that did not pass); None when they ran.
-    setup_failed: str | None = None
+    setup_failure: str | None = None
 
 
 def run_suite(suite: Suite, planned: Iterable[tuple[int, PlannedRun]], env: RunEnvironment, pool: Executor,
@@ -51,10 +51,10 @@ def run_suite(suite: Suite, planned: Iterable[tuple[int, PlannedRun]], env: RunE
     try:
         if suite.setup:
             result.setup, setup_values = run_steps(_steps_run(suite, "setup", suite.setup), env)
-            result.setup_failed = _setup_failure(result.setup)
-        if result.setup_failed is not None:
+            result.setup_failure = _setup_failure(result.setup)
+        if result.setup_failure is not None:
             for index, run in planned:
-                deliver(index, _skipped_run(run, result.setup_failed))
+                deliver(index, _skipped_run(run, result.setup_failure))
         else:
             with_setup = ((i, replace(run, setup=setup_values)) for i, run in planned)
             _run_flow_runs(with_setup, env, pool, run_one, deliver, 1 if suite.serial else window)
