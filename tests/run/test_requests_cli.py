@@ -334,3 +334,27 @@ flows:
     out, err = capsys.readouterr()
     for leaked in (encoded, SECRET.upper()):
         assert leaked not in out + err + written_text(tmp_path)
+
+
+def test_a_rendered_string_over_1_mib_at_run_time_is_the_steps_error(project):
+    tmp_path, target = project
+    target.json("/big", {"text": "x" * 600_000})
+    suite(tmp_path, """\
+version: 1
+suite: Big
+flows:
+  - name: f
+    steps:
+      - name: read
+        request: {url: /big}
+        extract: {big: {json_path: $.text}}
+      - name: echo twice
+        request: {method: POST, url: /ok, body: "{{ big }}{{ big }}"}
+      - name: never sent
+        request: {url: /ok}
+""")
+    assert run(target) == 1
+    steps = results(tmp_path).suites[0].flow_runs[0].steps
+    assert steps[1].status == "error" and "exceed 1048576 characters" in steps[1].error
+    assert steps[2].status == "skipped"
+    assert [r.path for r in target.requests] == ["/big"]
