@@ -22,6 +22,7 @@ import json
 import re
 import secrets as _random
 import string
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -286,7 +287,8 @@ class Renderer:
         self.run_vars = run_vars or {}
         self.setup = setup
         self.generated: dict[str, Any] = {}
-        self._memo: dict[str, Any] = {}
+        # LLM-based assertions of one step render in the judge's threads at the same time.
+        self._lock = threading.Lock()
 
     def begin_step(self) -> dict[str, Any]:
         self.generated = {}
@@ -294,27 +296,26 @@ class Renderer:
 
     def render(self, value: Any) -> Any:
         """`value` with every template in its strings (and nested lists/mappings) resolved."""
-        # Suite variables are rendered once per call: ten uses of a variable cost one rendering.
-        self._memo = {}
-        return self._render(value, 0)
+        # Suite variables are rendered once per call (`memo`): ten uses of a variable cost one rendering.
+        return self._render(value, 0, {})
 
-    def _render(self, value: Any, depth: int) -> Any:
+    def _render(self, value: Any, depth: int, memo: dict[str, Any]) -> Any:
         if isinstance(value, str):
-            return self._render_text(value, depth) if "{{" in value else value
+            return self._render_text(value, depth, memo) if "{{" in value else value
         if isinstance(value, Mapping):
             # A key is text whatever its template gives (`{{ scenario.data.items }}` may be a list).
-            return {_key(self._render(k, depth)): self._render(v, depth) for k, v in value.items()}
+            return {_key(self._render(k, depth, memo)): self._render(v, depth, memo) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._render(v, depth) for v in value]
+            return [self._render(v, depth, memo) for v in value]
         return value
 
-    def _render_text(self, text: str, depth: int) -> Any:
+    def _render_text(self, text: str, depth: int, memo: dict[str, Any]) -> Any:
         whole = whole_template(text)
         if whole is not None:
-            return self.evaluate(whole, depth)
+            return self._evaluate(whole, depth, memo)
         pieces, last, size = [], 0, 0
         for ref in references(text):
-            piece = _text(self.evaluate(ref, depth))
+            piece = _text(self._evaluate(ref, depth, memo))
             pieces += [text[last:ref.start], piece]
             size += ref.start - last + len(piece)
             last = ref.end
@@ -327,12 +328,12 @@ class Renderer:
                                 f"(templates in {_short(text)})")
         return rendered
 
-    def evaluate(self, ref: Reference, depth: int = 0) -> Any:
+    def _evaluate(self, ref: Reference, depth: int, memo: dict[str, Any]) -> Any:
         problem = ref.problem()
         if problem:
             raise TemplateError(problem)
         try:
-            value = self.lookup(ref.name, depth)
+            value = self._lookup(ref.name, depth, memo)
         except MissingName:
             defaults = [i for i, call in enumerate(ref.filters) if call.name == "default"]
             if not defaults:
@@ -349,7 +350,7 @@ class Renderer:
                     self.redactor.register(_text(value))
         return value
 
-    def lookup(self, name: str, depth: int = 0) -> Any:
+    def _lookup(self, name: str, depth: int, memo: dict[str, Any]) -> Any:
         head, _, rest = name.partition(".")
         if head in ("env", "secrets") and rest:
             if rest not in self.environ:
@@ -367,9 +368,10 @@ class Renderer:
                 raise MissingName(f"'{{{{ {name} }}}}': the suite's setup did not extract '{rest}'")
             return self.setup[rest]
         if head == "gen" and rest:
-            if rest not in self.generated:
-                self.generated[rest] = generate(rest)
-            return self.generated[rest]
+            with self._lock:
+                if rest not in self.generated:
+                    self.generated[rest] = generate(rest)
+                return self.generated[rest]
         if head == "scenario" and rest:
             return self._scenario_value(name, rest)
         if head == "run" and rest == "index":
@@ -377,11 +379,11 @@ class Renderer:
         if name in self.variables:
             return self.variables[name]
         if name in self.suite_variables:
-            if name not in self._memo:
+            if name not in memo:
                 if depth >= _MAX_DEPTH:
                     raise TemplateError(f"variable '{name}' refers to itself through templates")
-                self._memo[name] = self._render(self.suite_variables[name], depth + 1)
-            return self._memo[name]
+                memo[name] = self._render(self.suite_variables[name], depth + 1, memo)
+            return memo[name]
         raise MissingName(f"unknown template name '{name}' (not a suite variable, nor extracted by an earlier step)")
 
     def _scenario_value(self, name: str, rest: str) -> Any:
