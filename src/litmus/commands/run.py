@@ -8,6 +8,9 @@
 
 Each flow runs once per scenario of the suite's context (times `runs`); flow runs execute
 concurrently (--concurrency), the steps of one run in order, one cookie session per run.
+A suite's `setup` runs once before its flow runs and its `teardown` once after them, even after
+failures or an interruption; `serial: true` runs its flow runs one at a time, in file order.
+{{ vars.NAME }} templates take --var / --vars-file values; --base-url SUITE=URL sets one suite's.
 A failure is printed as one line pointing at the probe:
 
   probes/chat.yaml:23:11 Ask › ask › json_path $.order.status: expected "delayed", got "shipped"
