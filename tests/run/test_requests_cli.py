@@ -151,12 +151,15 @@ flows:
             variables: {id: "{{ order_id }}"}
             operation_name: Order
         assertions: [{type: json_path, path: $.errors, exists: false}]
+      - name: operation name null, as in the contract's example
+        request: {url: /graphql, graphql: {query: "{ shop { name } }", operation_name: null}}
 """)
     assert run(target) == 1
     received = target.requests[0]
     assert received.method == "POST" and received.headers["Content-Type"] == "application/json"
     assert received.json() == {"query": "query Order($id: ID!) { order(id: $id) { status } }",
                                "variables": {"id": 1042}, "operationName": "Order"}
+    assert target.requests[1].json() == {"query": "{ shop { name } }"}
     step = results(tmp_path).suites[0].flow_runs[0].steps[0]
     assert step.graphql_errors == [{"message": "order 1042 not found", "path": ["order"]}]
     assert step.assertions[0].status == "failed"

@@ -114,7 +114,7 @@ def _request(*, defaults: bool) -> dict[str, Any]:
         "body_file": {"type": "string", "minLength": 1, "description": "a file's bytes as the body (relative to "
                       "the suite, inside the repository)"},
         "graphql": _object({"query": {"type": "string", "minLength": 1}, "variables": {"type": "object"},
-                            "operation_name": {"type": "string", "minLength": 1}}, ("query",),
+                            "operation_name": {"type": ["string", "null"], "minLength": 1}}, ("query",),
                            description="POSTs {query, variables, operationName} as JSON"),
         "auth": {"oneOf": [
             _object({"basic": _object({"username": {"type": "string"}, "password": {"type": "string"}},

@@ -495,7 +495,9 @@ class SuiteBuilder:
             return None
         query = gf.take("query", "string", required=True, default="", nonempty=True)
         variables = gf.take("variables", "mapping", default=None)
-        operation = gf.take("operation_name", "string", default=None, nonempty=True)
+        # `operation_name: null` (the contract's own example) is the same as leaving it out.
+        given = gf.raw("operation_name")
+        operation = None if given is None or given.value is None else gf.take("operation_name", "string", nonempty=True)
         return GraphQL(item.pos, gf.field_pos, query, variables, operation)
 
     def string_map(self, f: Fields, name: str, *, allow_lists: bool) -> dict[str, Any]:
