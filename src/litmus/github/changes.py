@@ -52,6 +52,14 @@ def referenced_files(suite: Suite, root: Path) -> set[str]:
     if suite.context:
         for scenario in suite.context.scenarios:
             paths += [p for p in (scenario.data_file, scenario.reference_response_file) if p]
+        if suite.context.scenarios_file:
+            paths.append(str(suite.context.scenarios_file))
+    for step in (*suite.setup, *(step for flow in suite.flows for step in flow.steps), *suite.teardown):
+        # Files a request sends (resolved at load, so absolute).
+        request = step.request
+        if request is not None:
+            paths += [str(request.body_file)] if request.body_file else []
+            paths += [str(part.file) for part in request.multipart or () if part.file]
     for flow in suite.flows:
         for step in flow.steps:
             for assertion in step.assertions:
