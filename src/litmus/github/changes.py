@@ -60,15 +60,13 @@ def referenced_files(suite: Suite, root: Path) -> set[str]:
         if request is not None:
             paths += [str(request.body_file)] if request.body_file else []
             paths += [str(part.file) for part in request.multipart or () if part.file]
-    for flow in suite.flows:
-        for step in flow.steps:
-            for assertion in step.assertions:
-                if assertion.type not in REGISTRY:
-                    continue
-                paths += [
-                    str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
-                    if field.kind == "file" and assertion.params.get(name)
-                ]
+        for assertion in step.assertions:
+            if assertion.type not in REGISTRY:
+                continue
+            paths += [
+                str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
+                if field.kind == "file" and assertion.params.get(name)
+            ]
     return {_relative(base / p, root) for p in paths}
 
 
