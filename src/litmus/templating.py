@@ -17,6 +17,7 @@ filter derives from it (`| base64`), for redaction.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -25,7 +26,7 @@ import string
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -149,9 +150,20 @@ def _argument(text: str) -> Any:
         raise ValueError(f"argument {text!r} is not a quoted string, a number, true, false or null") from None
 
 
-def references(text: str) -> Iterator[Reference]:
-    for match in TEMPLATE.finditer(text):
-        yield parse(match.group(1), match.start(), match.end())
+def references(text: str) -> tuple[Reference, ...]:
+    """The templates in `text`, in order. Cached for strings of a probe's size: every flow run
+    renders the same ones (a long text, e.g. a whole suite's repr scanned for secrets, is not kept)."""
+    return _cached_references(text) if len(text) <= _CACHED_CHARS else _references(text)
+
+
+_CACHED_CHARS = 4096
+
+
+def _references(text: str) -> tuple[Reference, ...]:
+    return tuple(parse(match.group(1), match.start(), match.end()) for match in TEMPLATE.finditer(text))
+
+
+_cached_references = functools.lru_cache(maxsize=4096)(_references)
 
 
 def whole_template(text: str) -> Reference | None:
