@@ -74,22 +74,13 @@ class Console:
         for suite in result.suites:
             repeated = {f.flow for f in suite.flow_runs if f.run_index > 0}
             body: list[str] = []
+            # The suite's setup and teardown steps read like a flow's, named "setup" / "teardown".
+            for step in suite.setup:
+                body.extend(self._step_lines(suite, "setup", step))
             for fr in suite.flow_runs:
                 where = _where(fr, fr.flow in repeated)
                 for step in fr.steps:
-                    head = f"{clean(fr.flow)}{where} › {clean(step.name)}"
-                    if step.status == "error":
-                        body.append(f"{clean(suite.file)}:{step.line} {head} › {self._status('error')}: "
-                                    f"{clean(step.error)}")
-                    for o in step.assertions:
-                        if o.status in NOT_PASSED or (self.verbosity > 0 and o.status == "skipped"
-                                                      and step.status != "error"):
-                            label = f"{o.type} ({clean(o.name)})" if o.name else o.type
-                            tag = "" if o.status == "failed" else f"{self._status(o.status)}: "
-                            body.append(f"{clean(suite.file)}:{o.line}:{o.column} {head} › {label} {tag}"
-                                        f"{clean(o.reason)}")
-                            if self.verbosity > 0:
-                                body.extend(f"    {clean(m.path)}: {clean(m.reason)}" for m in o.mismatches[1:])
+                    body.extend(self._step_lines(suite, f"{clean(fr.flow)}{where}", step))
                 if fr.intent_evaluation.method == "judge" and fr.intent_evaluation.status != "passed":
                     body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › intent "
                                 f"{self._status(fr.intent_evaluation.status)}: {clean(fr.intent_evaluation.reason)}")
@@ -100,6 +91,8 @@ class Console:
                     checks = f"{fr.overruled_failures} failed check{'s' if fr.overruled_failures > 1 else ''}"
                     body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › passed by intent despite "
                                 f"{checks} (mark the checks no judge may overrule critical: true)")
+            for step in suite.teardown:
+                body.extend(self._step_lines(suite, "teardown", step))
             if suite.reason:
                 body.append(f"{clean(suite.file)}:{suite.line} {clean(suite.name)}: {clean(suite.reason)}")
             if body and self.github:
@@ -108,6 +101,20 @@ class Console:
                 lines.append("::endgroup::")
             else:
                 lines.extend(body)
+        return lines
+
+    def _step_lines(self, suite, where: str, step) -> list[str]:
+        lines = []
+        head = f"{where} › {clean(step.name)}"
+        if step.status == "error":
+            lines.append(f"{clean(suite.file)}:{step.line} {head} › {self._status('error')}: {clean(step.error)}")
+        for o in step.assertions:
+            if o.status in NOT_PASSED or (self.verbosity > 0 and o.status == "skipped" and step.status != "error"):
+                label = f"{o.type} ({clean(o.name)})" if o.name else o.type
+                tag = "" if o.status == "failed" else f"{self._status(o.status)}: "
+                lines.append(f"{clean(suite.file)}:{o.line}:{o.column} {head} › {label} {tag}{clean(o.reason)}")
+                if self.verbosity > 0:
+                    lines.extend(f"    {clean(m.path)}: {clean(m.reason)}" for m in o.mismatches[1:])
         return lines
 
     def summary_lines(self, result: RunResult) -> list[str]:

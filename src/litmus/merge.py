@@ -121,7 +121,10 @@ def _merge_suite(parts: list[tuple[SuiteResult, str]]) -> SuiteResult:
         sequences.append(sequence)
     scenario_rank = _scenario_order(sequences)
     flow_runs.sort(key=lambda r: (r.line, r.flow, scenario_rank[r.scenario], r.run_index))
-    merged = replace(first, flow_runs=flow_runs)
+    # Every shard ran the suite's setup and teardown: keep them all, and a failed setup anywhere fails it.
+    merged = replace(first, flow_runs=flow_runs,
+                     setup=[step for suite, _ in parts for step in suite.setup],
+                     teardown=[step for suite, _ in parts for step in suite.teardown])
     decide_suite(merged)
     return merged
 

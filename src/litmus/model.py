@@ -47,6 +47,36 @@ class Stream(Node):
 
 
 @dataclass(frozen=True)
+class Auth(Node):
+    """`auth: {basic: {username, password}}` or `auth: {bearer: TOKEN}`; values may hold templates."""
+
+    kind: Literal["basic", "bearer"] = "bearer"
+    username: str = ""
+    password: str = ""
+    token: str = ""
+
+
+@dataclass(frozen=True)
+class MultipartPart(Node):
+    """One part of a `multipart` body: a text field (`value`) or a file streamed from disk."""
+
+    name: str = ""
+    value: str | None = None
+    # The file as resolved at load (inside the repository), and as the suite wrote it.
+    file: Path | None = None
+    file_as_written: str = ""
+    filename: str | None = None
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphQL(Node):
+    query: str = ""
+    variables: Any = None
+    operation_name: str | None = None
+
+
+@dataclass(frozen=True)
 class Request(Node):
     method: str = "GET"
     url: str = ""
@@ -55,6 +85,13 @@ class Request(Node):
     json: Any = MISSING
     body: str | None = None
     form: dict[str, Any] | None = None
+    multipart: tuple[MultipartPart, ...] | None = None
+    # Resolved at load (inside the repository); its bytes are streamed as the body.
+    body_file: Path | None = None
+    graphql: GraphQL | None = None
+    auth: Auth | None = None
+    # Waited before the request is first sent (rate-limited targets).
+    delay_ms: float = 0
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     stream: Stream | None = None
@@ -120,7 +157,17 @@ class Scenario(Node):
 @dataclass(frozen=True)
 class Context(Node):
     name: str | None = None
+    # The inline `scenarios`; rows of `scenarios_file` follow them and are read as the run goes.
     scenarios: tuple[Scenario, ...] = ()
+    scenarios_file: Path | None = None
+    # Repository-relative, for positions of its rows.
+    scenarios_file_display: str = ""
+    # Rows counted (and checked) at load.
+    file_rows: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.scenarios) + self.file_rows
 
 
 @dataclass(frozen=True)
@@ -145,3 +192,8 @@ class Suite(Node):
     judge: SuiteJudge | None = None
     context: Context | None = None
     flows: tuple[Flow, ...] = ()
+    # Run once per run of the suite, before any flow run / after every flow run ended.
+    setup: tuple[Step, ...] = ()
+    teardown: tuple[Step, ...] = ()
+    # Flow runs one at a time, in file order.
+    serial: bool = False

@@ -151,6 +151,10 @@ class StepResult:
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
     stream: StreamRecord | None = None
+    # Generator values the step's templates used (`{"gen.uuid": "..."}`), to reproduce a failure.
+    generated: dict[str, Any] = field(default_factory=dict)
+    # A graphql step's non-empty response `errors`; None otherwise.
+    graphql_errors: list[Any] | None = None
 
 
 @dataclass
@@ -201,6 +205,15 @@ class SuiteResult:
     # What the pass rate alone does not say, one line: LLM-based assertions that no judge evaluated
     # (why the suite failed), or those skipped on purpose (--no-judge; the verdict ignores them).
     reason: str | None = None
+    # The suite's setup and teardown steps (empty when it has none).
+    setup: list[StepResult] = field(default_factory=list)
+    teardown: list[StepResult] = field(default_factory=list)
+
+    @property
+    def setup_failed(self) -> bool:
+        """A setup step failed or errored: the flow runs were skipped, so the suite fails (even when
+        its pass_threshold would let their rate pass)."""
+        return any(step.status in ("failed", "error") for step in self.setup)
 
 
 @dataclass
@@ -289,6 +302,12 @@ def decide_suite(suite: SuiteResult) -> None:
     passed = sum(run.status == "passed" for run in runs)
     suite.pass_rate = round(100 * passed / len(runs), 2) if runs else 100.0
     suite.verdict = "passed" if suite.pass_rate >= suite.pass_threshold else "failed"
+    notes = []
+    failed_setup = next((step for step in suite.setup if step.status in ("failed", "error")), None)
+    if failed_setup is not None:
+        # Its flow runs were skipped: nothing was probed, whatever the pass_threshold would allow.
+        suite.verdict = "failed"
+        notes.append(f"setup step '{failed_setup.name}' {failed_setup.status}: the flow runs were skipped")
     skips: dict[str, int] = {}
     intents: dict[str, int] = {}
     for run in runs:
@@ -298,7 +317,6 @@ def decide_suite(suite: SuiteResult) -> None:
             for o in step.assertions:
                 if o.judge_skip and o.status == "skipped":
                     skips[o.judge_skip] = skips.get(o.judge_skip, 0) + 1
-    notes = []
     for cause, why in UNEVALUATED_REASONS.items():
         parts = [_count(skips.get(cause, 0), "LLM-based assertion"), _count(intents.get(cause, 0), "Intent Evaluation")]
         parts = [p for p in parts if p]
@@ -323,6 +341,8 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (RunResult, "judge"): (JudgeTotals, False),
     (RunResult, "suites"): (SuiteResult, True),
     (SuiteResult, "flow_runs"): (FlowRunResult, True),
+    (SuiteResult, "setup"): (StepResult, True),
+    (SuiteResult, "teardown"): (StepResult, True),
     (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
     (FlowRunResult, "steps"): (StepResult, True),
     (StepResult, "request"): (RequestExcerpt, False),

@@ -94,3 +94,22 @@ def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_
 def test_base_url_is_required_without_a_deployment_event(workspace, fake_github):
     code, stdout, _ = action(workspace, fake_github.url, event="push")
     assert code == 2 and "::error title=Litmus::input 'base-url' is required" in stdout
+
+
+def test_vars_input_sets_run_variables(workspace, fake_github):
+    from support.target import Target
+
+    shutil.rmtree(workspace / "probes")
+    (workspace / "probes").mkdir()
+    (workspace / "probes" / "vars.yaml").write_text(
+        "version: 1\nsuite: Vars\nflows: [{name: f, steps: [{name: s, request: "
+        "{url: \"/t/{{ vars.tenant | urlencode }}?region={{ vars.region }}\"}}]}]\n")
+    with Target() as server:
+        server.json("/t/acme%20corp", {"ok": True})
+        code, _, outputs = action(workspace, fake_github.url, base_url=server.base_url, comment="false",
+                                  check_run="false", annotations="none",
+                                  vars="# run variables\ntenant=acme corp\n\nregion=eu-west-1\n")
+        assert code == 0, outputs
+        assert [(r.path, r.query) for r in server.requests] == [("/t/acme%20corp", {"region": ["eu-west-1"]})]
+    code, stdout, _ = action(workspace, fake_github.url, base_url="http://127.0.0.1:9", vars="not an assignment")
+    assert code == 2 and "input 'vars'" in stdout

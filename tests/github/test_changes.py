@@ -57,3 +57,25 @@ def test_suites_touched_by_their_own_or_referenced_files(tmp_path):
     assert suites_touched([a, b, c], {"schemas/order.json"}, tmp_path) == [a]
     assert suites_touched([a, b, c], {"probes/scenarios/b.json", "probes/c.yaml"}, tmp_path) == [b, c]
     assert suites_touched([a, b, c], {"README.md"}, tmp_path) == []
+
+
+def test_files_a_suite_sends_or_reads_rows_from_count_as_referenced(tmp_path):
+    from litmus.load import load_suites
+
+    (tmp_path / "probes" / "f").mkdir(parents=True)
+    for name in ("rows.csv", "body.json", "doc.pdf", "login.json"):
+        (tmp_path / "probes" / "f" / name).write_text("id\na\n" if name.endswith(".csv") else "{}")
+    (tmp_path / "probes" / "s.yaml").write_text("""\
+version: 1
+suite: S
+context: {scenarios_file: f/rows.csv}
+setup: [{name: login, request: {method: POST, url: /l, body_file: f/login.json}}]
+flows:
+  - name: f
+    steps:
+      - {name: put, request: {method: PUT, url: /p, body_file: f/body.json}}
+      - {name: up, request: {method: POST, url: /u, multipart: {doc: {file: f/doc.pdf}, title: t}}}
+""")
+    (suite_,) = load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites
+    assert referenced_files(suite_, tmp_path) == {"probes/f/rows.csv", "probes/f/body.json", "probes/f/doc.pdf",
+                                                  "probes/f/login.json"}

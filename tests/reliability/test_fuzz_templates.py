@@ -102,7 +102,7 @@ def fixed_suite(tmp_path_factory):
 @given(value=values, extracted=values)
 def test_rendering_any_template_gives_a_value_or_a_template_error(fixed_suite, value, extracted):
     from litmus.run.redact import Redactor
-    from litmus.run.templating import Renderer, TemplateError
+    from litmus.templating import Renderer, TemplateError
 
     renderer = Renderer(fixed_suite, scenario=fixed_suite.context.scenarios[0], run_index=1,
                         variables={"extracted": extracted}, environ={"HOME_X": "/h", "TOKEN": "t"},
@@ -118,7 +118,7 @@ def test_rendering_any_template_gives_a_value_or_a_template_error(fixed_suite, v
 def test_a_key_template_giving_a_list_becomes_its_json_text(fixed_suite):
     """Found by the fuzzer: a mapping key rendering to a list crashed the whole flow run (unhashable)."""
     from litmus.run.redact import Redactor
-    from litmus.run.templating import Renderer
+    from litmus.templating import Renderer
 
     renderer = Renderer(fixed_suite, scenario=fixed_suite.context.scenarios[0], run_index=0, variables={},
                         environ={}, redactor=Redactor())

@@ -11,7 +11,7 @@ from litmus import assertions
 from litmus.assertions.base import EvalContext
 from litmus.run.redact import Redactor
 from litmus.run.response import Response
-from litmus.run.templating import Renderer
+from litmus.templating import Renderer
 
 
 def evaluate(assertion, body=b"", *, status=200, content_type="application/json", elapsed_ms=5.0,

@@ -78,6 +78,8 @@ class ActionInputs:
     wait_for: str
     wait_timeout: float
     github_token: str
+    # `vars:`, one NAME=VALUE a line: {{ vars.NAME }}.
+    run_vars: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -100,7 +102,17 @@ class ActionInputs:
             wait_for=read_input(environ, "wait-for"),
             wait_timeout=_seconds(read_input(environ, "wait-timeout", "300")),
             github_token=read_input(environ, "github-token"),
+            run_vars=_run_vars(read_input(environ, "vars")),
         )
+
+
+def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
+    from litmus.load.run_vars import assignment_lines
+
+    try:
+        return tuple(assignment_lines(text))
+    except ValueError as exc:
+        raise ActionFailure(f"input 'vars': {exc}") from None
 
 
 def _shard(text: str) -> tuple[int, int] | None:
@@ -209,7 +221,7 @@ class _Action:
             environ[JUDGE_KEY_VARIABLE] = inputs.judge_api_key
         try:
             loaded = load_suites([self.workspace / p for p in inputs.probes], root=self.workspace,
-                                 environ=environ, strict_env=True)
+                                 environ=environ, strict_env=True, run_vars=dict(inputs.run_vars))
         except ProbeError as exc:
             self._report_diagnostics(exc.diagnostics)
             return None
@@ -243,7 +255,7 @@ class _Action:
         except JudgeConfigError as exc:
             raise ActionFailure(f"judge: {exc}") from None
         options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on,
-                             judge_disabled=config.judge_disabled)
+                             judge_disabled=config.judge_disabled, run_vars=dict(inputs.run_vars))
         shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
         with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
             try:

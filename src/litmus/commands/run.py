@@ -4,9 +4,13 @@
   litmus run probes/chat.yaml --base-url https://preview-42.example.com
   litmus run --suite Checkout --flow "Ask about an order" --concurrency 8
   litmus run --shard 2/4 --out shard-2        # one of 4 balanced slices (merge with `litmus merge`)
+  litmus run --var tenant=acme --vars-file staging.yaml --base-url Orders=https://orders.staging.example
 
 Each flow runs once per scenario of the suite's context (times `runs`); flow runs execute
 concurrently (--concurrency), the steps of one run in order, one cookie session per run.
+A suite's `setup` runs once before its flow runs and its `teardown` once after them, even after
+failures or an interruption; `serial: true` runs its flow runs one at a time, in file order.
+{{ vars.NAME }} templates take --var / --vars-file values; --base-url SUITE=URL sets one suite's.
 A failure is printed as one line pointing at the probe:
 
   probes/chat.yaml:23:11 Ask › ask › json_path $.order.status: expected "delayed", got "shipped"
@@ -42,8 +46,13 @@ DEFAULT_OUT = "litmus-report"
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["probes/"], metavar="PATHS",
                         help="probe files or directories (default: probes/)")
-    parser.add_argument("--base-url", metavar="URL", help="the deployment to probe; overrides every suite's "
-                        "base_url [LITMUS_BASE_URL]")
+    parser.add_argument("--base-url", action="append", default=[], metavar="[SUITE=]URL",
+                        help="the deployment to probe: URL overrides every suite's base_url [LITMUS_BASE_URL]; "
+                             "SUITE=URL (repeatable) overrides one suite's, and wins over URL")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="set {{ vars.NAME }} (repeatable; text; wins over --vars-file)")
+    parser.add_argument("--vars-file", action="append", default=[], metavar="FILE",
+                        help="a YAML or JSON mapping of {{ vars.NAME }} values (repeatable, later files win)")
     parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                         help=f"where results.json and the reports go (default: {DEFAULT_OUT}/)")
     parser.add_argument("--format", action="append", metavar="FORMATS",
@@ -91,7 +100,15 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(formats, str):
         return _usage(formats)
     try:
-        loaded = load_suites(args.paths, strict_env=True, environ=environ)
+        run_vars = read_run_vars(args)
+        base_url, suite_base_urls = _base_urls(args.base_url)
+    except ValueError as exc:
+        return _usage(str(exc))
+    except ProbeError as exc:
+        print(render_diagnostics(exc.diagnostics), file=sys.stderr)
+        return 2
+    try:
+        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars)
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
@@ -102,16 +119,20 @@ def run(args: argparse.Namespace) -> int:
     from litmus.run.runner import RunOptions, selected_suites
 
     problem = _check_selection(loaded.suites, args.suite, args.flow)
+    unknown = sorted(set(suite_base_urls) - {s.name for s in loaded.suites})
+    if unknown:
+        problem = f"--base-url names no suite {', '.join(map(repr, unknown))}"
     if problem:
         return _usage(problem)
-    base_url = args.base_url or environ.get("LITMUS_BASE_URL") or None
+    base_url = base_url or environ.get("LITMUS_BASE_URL") or None
     options = RunOptions(
         base_url=base_url, concurrency=args.concurrency, suites=tuple(args.suite), flows=tuple(args.flow),
         shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
-        transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
+        transport_retries=args.transport_retries, timeout_ms=args.timeout_ms, run_vars=run_vars,
+        suite_base_urls=suite_base_urls,
     )
     suites = selected_suites(loaded.suites, options)
-    unset = [s.name for s in suites if not base_url and not s.base_url]
+    unset = [s.name for s in suites if not base_url and not s.base_url and s.name not in suite_base_urls]
     if unset:
         return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
                       "(or set LITMUS_BASE_URL, or base_url in the suite)")
@@ -126,6 +147,26 @@ def run(args: argparse.Namespace) -> int:
     except JudgeConfigError as exc:
         return _usage(f"judge configuration: {exc}")
     return _execute(args, suites, options, judge, formats, console)
+
+
+def read_run_vars(args: argparse.Namespace) -> dict:
+    """`--vars-file` then `--var` values (ValueError or ProbeError when malformed)."""
+    from litmus.load.run_vars import run_vars
+
+    return run_vars(args.vars_file, args.var)
+
+
+def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
+    from litmus.load.run_vars import base_url_override
+
+    every, per_suite = None, {}
+    for text in given:
+        suite, url = base_url_override(text)
+        if suite is None:
+            every = url
+        else:
+            per_suite[suite] = url
+    return every, per_suite
 
 
 def _execute(args, suites, options, judge, formats, console) -> int:

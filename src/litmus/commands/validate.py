@@ -16,8 +16,8 @@ problems are reported the same way, all at once. Finding no suite at all is an e
 these paths would check nothing.
 
 Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
-{{ secrets.X }}) is a warning here: validate works locally without the CI secrets; nor is the
-judge's API key looked for.
+{{ secrets.X }}), or a {{ vars.X }} not given with --var / --vars-file, is a warning here:
+validate works locally without the CI secrets and run variables; nor is the judge's API key looked for.
 
 Exit status: 0 valid (warnings allowed), 2 any error (including: no suite found).
 """
@@ -34,6 +34,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="probe files or directories to check (default: probes/)")
     parser.add_argument("--config", metavar="PATH", help="project config file to check too (default: litmus.yaml "
                         "at the repository root, if present) [LITMUS_CONFIG]")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="a {{ vars.NAME }} value, as for litmus run (names not given are warnings here)")
+    parser.add_argument("--vars-file", action="append", default=[], metavar="FILE",
+                        help="a YAML or JSON mapping of {{ vars.NAME }} values, as for litmus run")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text: compiler-style messages on stderr and a summary on stdout (default); "
                              "json: one JSON document on stdout, for machines")
@@ -42,13 +46,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
+    from litmus.commands.run import read_run_vars
     from litmus.config import resolve_config
     from litmus.errors import ProbeError
     from litmus.load import load_suites, repo_root
 
     result = None
     try:
-        result = load_suites(args.paths, strict_env=False)
+        run_vars = read_run_vars(args)
+    except ValueError as exc:
+        print(f"litmus validate: error: {exc}", file=sys.stderr)
+        return 2
+    except ProbeError as exc:
+        return _report(args.format, exc.diagnostics, "the vars file is invalid: FAILED", ok=False)
+    try:
+        result = load_suites(args.paths, strict_env=False, run_vars=run_vars)
         diagnostics = list(result.warnings)
     except ProbeError as exc:
         diagnostics = list(exc.diagnostics)

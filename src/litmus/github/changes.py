@@ -52,15 +52,21 @@ def referenced_files(suite: Suite, root: Path) -> set[str]:
     if suite.context:
         for scenario in suite.context.scenarios:
             paths += [p for p in (scenario.data_file, scenario.reference_response_file) if p]
-    for flow in suite.flows:
-        for step in flow.steps:
-            for assertion in step.assertions:
-                if assertion.type not in REGISTRY:
-                    continue
-                paths += [
-                    str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
-                    if field.kind == "file" and assertion.params.get(name)
-                ]
+        if suite.context.scenarios_file:
+            paths.append(str(suite.context.scenarios_file))
+    for step in (*suite.setup, *(step for flow in suite.flows for step in flow.steps), *suite.teardown):
+        # Files a request sends (resolved at load, so absolute).
+        request = step.request
+        if request is not None:
+            paths += [str(request.body_file)] if request.body_file else []
+            paths += [str(part.file) for part in request.multipart or () if part.file]
+        for assertion in step.assertions:
+            if assertion.type not in REGISTRY:
+                continue
+            paths += [
+                str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
+                if field.kind == "file" and assertion.params.get(name)
+            ]
     return {_relative(base / p, root) for p in paths}
 
 

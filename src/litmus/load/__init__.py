@@ -69,12 +69,14 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_suites(paths: list[str | Path], *, root: Path | None = None,
-                environ: Mapping[str, str] = os.environ, strict_env: bool = True) -> LoadResult:
+                environ: Mapping[str, str] = os.environ, strict_env: bool = True,
+                run_vars: Mapping[str, object] | None = None) -> LoadResult:
     """Load and validate every suite under `paths`.
 
     `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
     and `Suite.file` / positions are relative to it. With `strict_env` (litmus run) a missing
-    `env.`/`secrets.` variable is an error; without (litmus validate) a warning.
+    `env.`/`secrets.` variable, or a `vars.` name not in `run_vars`, is an error; without
+    (litmus validate) a warning.
     """
     root = Path(root).resolve() if root else repo_root()
     files = discover(paths)
@@ -82,9 +84,15 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     collector = Collector()
     suites: list[Suite] = []
     names: dict[str, Suite] = {}
+    # Files whose top level is a list: an error, unless a suite reads them as its data (checked last).
+    lists: dict[Path, Collector] = {}
     for path in files:
+        target = collector
+        if path not in explicit and _top_level_is_list(path):
+            target = lists[path.resolve()] = Collector()
         with _gc_paused():
-            suite = _load_file(path, root, collector, environ, strict_env, warn_if_not_suite=path in explicit)
+            suite = _load_file(path, root, target, environ, strict_env, run_vars or {},
+                               warn_if_not_suite=path in explicit)
         if suite is None:
             continue
         if suite.name in names:
@@ -95,6 +103,10 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             continue
         names[suite.name] = suite
         suites.append(suite)
+    data_files = {s.context.scenarios_file for s in suites if s.context and s.context.scenarios_file}
+    for path, diagnostics in lists.items():
+        if path not in data_files:
+            collector.diagnostics.extend(diagnostics.diagnostics)
     known_valid.save()
     if not suites and not collector.errors:
         where = ", ".join(str(p) for p in paths)
@@ -109,6 +121,20 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _top_level_is_list(path: Path) -> bool:
+    """Whether a YAML file starts as a list (a scenarios file, perhaps), judged by its first
+    meaningful line: cheap, and only deciding whether its errors wait for the suites to load."""
+    try:
+        with path.open("rb") as handle:
+            for line in handle:
+                text = line.strip()
+                if text and not text.startswith((b"#", b"---", b"%")):
+                    return text.startswith((b"- ", b"[")) or text == b"-"
+    except OSError:
+        pass
+    return False
 
 
 @contextmanager
@@ -148,7 +174,7 @@ def _suite_typo(item) -> str:
 
 
 def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
-               *, warn_if_not_suite: bool) -> Suite | None:
+               run_vars: Mapping[str, object], *, warn_if_not_suite: bool) -> Suite | None:
     from litmus.load.suite import SuiteBuilder
 
     display = _display(path, root)
@@ -177,5 +203,5 @@ def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[st
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None
-    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env).build()
+    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env, run_vars).build()
     return suite if collector.count_errors() == errors_before else None

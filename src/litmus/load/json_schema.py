@@ -124,14 +124,35 @@ def _request(*, defaults: bool) -> dict[str, Any]:
         "query": {"type": "object", "additionalProperties": SCALARS},
         "json": {"description": "JSON body (any value)"},
         "body": {"type": "string", "description": "raw text body"},
-        "form": {"type": "object", "additionalProperties": SCALARS, "description": "form-encoded body"},
+        "form": {"type": "object", "additionalProperties": SCALARS,
+                 "description": "form-encoded body; a list repeats the field"},
+        "multipart": {"type": "object", "minProperties": 1, "description": "multipart/form-data body: name -> part",
+                      "additionalProperties": {"anyOf": [
+                          SCALAR,
+                          _object({"file": {"type": "string", "minLength": 1, "description": "relative to the suite"},
+                                   "content_type": {"type": "string", "minLength": 1},
+                                   "filename": {"type": "string", "minLength": 1}}, ("file",)),
+                          _object({"value": {"type": "string"}, "content_type": {"type": "string", "minLength": 1}},
+                                  ("value",)),
+                      ]}},
+        "body_file": {"type": "string", "minLength": 1, "description": "a file's bytes as the body (relative to "
+                      "the suite, inside the repository)"},
+        "graphql": _object({"query": {"type": "string", "minLength": 1}, "variables": {"type": "object"},
+                            "operation_name": {"type": ["string", "null"], "minLength": 1}}, ("query",),
+                           description="POSTs {query, variables, operationName} as JSON"),
+        "auth": {"oneOf": [
+            _object({"basic": _object({"username": {"type": "string"}, "password": {"type": "string"}},
+                                      ("username", "password"))}, ("basic",)),
+            _object({"bearer": {"type": "string", "minLength": 1}}, ("bearer",)),
+        ], "description": "sets the Authorization header (its credentials are masked in every output)"},
+        "delay_ms": {"type": "number", "minimum": 0, "description": "wait before sending"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},
         "stream": _stream(),
     }
     if defaults:
         return _object({k: v for k, v in properties.items() if k in rules.DEFAULTS_KEYS})
-    return _object(properties, ("url",), **_at_most_one("json", "body", "form"))
+    return _object(properties, ("url",), **_at_most_one(*rules.BODY_KEYS))
 
 
 def _stream() -> dict[str, Any]:
@@ -192,7 +213,8 @@ def build_schema() -> dict[str, Any]:
     }, ("name", "request"))
     flow = _object({
         "name": {"type": "string", "minLength": 1},
-        "runs": {"type": "integer", "minimum": 1, "description": "repeat the flow (default 1)"},
+        "runs": {"type": "integer", "minimum": 1, "maximum": rules.MAX_RUNS,
+                 "description": "repeat the flow (default 1)"},
         "steps": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}},
     }, ("name", "steps"))
     suite = _object({
@@ -200,14 +222,22 @@ def build_schema() -> dict[str, Any]:
         "suite": {"type": "string", "minLength": 1, "description": "the suite's name, unique across the run"},
         "intent": {"type": "string", "description": "the suite's objective, the yardstick of Intent Evaluation"},
         "pass_threshold": _described(PERCENT, "% of flow runs whose Intent Evaluation must pass (default 100)"),
-        "base_url": {"type": "string", "pattern": r"^https?://[^/\s]+"},
+        "base_url": {"type": "string", "pattern": r"^(https?://[^/\s]+|.*\{\{)",
+                     "description": "absolute http(s) URL, or a template rendered when the run starts"},
         "defaults": {"$ref": "#/$defs/defaults"},
         "variables": {"type": "object", "propertyNames": {"pattern": IDENTIFIER}},
         "judge": _object({"threshold": PERCENT}),
         "context": _object({"name": {"type": "string"},
-                            "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}}},
-                           ("scenarios",)),
+                            "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}},
+                            "scenarios_file": {"type": "string", "minLength": 1,
+                                               "description": "CSV, JSONL, YAML or JSON: one scenario per row"}},
+                           anyOf=[{"required": ["scenarios"]}, {"required": ["scenarios_file"]}]),
         "flows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/flow"}},
+        "setup": {"type": "array", "items": {"$ref": "#/$defs/step"},
+                  "description": "steps run once before any flow run; their extractions are {{ setup.NAME }}"},
+        "teardown": {"type": "array", "items": {"$ref": "#/$defs/step"},
+                     "description": "steps run once after every flow run ended, even after failures"},
+        "serial": {"type": "boolean", "description": "flow runs one at a time, in file order (default false)"},
     }, ("version", "suite", "flows"), patternProperties={"^x-": {"description": "ignored: a place for YAML anchors"}})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

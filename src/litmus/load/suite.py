@@ -14,17 +14,21 @@ from typing import Any
 
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.errors import Position
 from litmus.load import checks
-from litmus.load.diagnostics import Collector, did_you_mean
+from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.fields import Fields, describe
 from litmus.load.source import Item, SourceError, parse_yaml
-from litmus.load.templates import Scope, check_templates
+from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
     MISSING,
     Assertion,
+    Auth,
     Context,
     Extraction,
     Flow,
+    GraphQL,
+    MultipartPart,
     Request,
     Retry,
     Scenario,
@@ -36,12 +40,17 @@ from litmus.model import (
 from litmus.templating import TEMPLATE
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
-              "context", "flows")
-REQUEST_KEYS = ("method", "url", "headers", "query", "json", "body", "form", "timeout_ms", "follow_redirects",
-                "stream")
+              "context", "flows", "setup", "teardown", "serial")
+BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
+REQUEST_KEYS = ("method", "url", "headers", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
+                "follow_redirects", "stream")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
-DEFAULTS_KEYS = ("headers", "query", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
+MULTIPART_VALUE_KEYS = ("value", "content_type")
+# `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
+MAX_RUNS = 10_000
 STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
 FLOW_KEYS = ("name", "runs", "steps")
 SCENARIO_KEYS = ("id", "data", "data_file", "reference_response", "reference_response_file")
@@ -54,7 +63,7 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STATUS_CLASS = re.compile(r"[1-5]xx")
 class SuiteBuilder:
     def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
-                 environ: Mapping[str, str], strict_env: bool) -> None:
+                 environ: Mapping[str, str], strict_env: bool, run_vars: Mapping[str, Any] | None = None) -> None:
         self.item = item
         self.file = file
         self.abs_path = abs_path
@@ -62,6 +71,7 @@ class SuiteBuilder:
         self.c = collector
         self.environ = environ
         self.strict_env = strict_env
+        self.run_vars = run_vars or {}
         self.specs = all_specs()
 
     def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
@@ -95,18 +105,23 @@ class SuiteBuilder:
         elif version.value != 1 or isinstance(version.value, bool):
             f.error(version, f"unsupported version {describe(version.value)}: this Litmus reads version 1")
         name = f.take("suite", "string", required=True, default="", nonempty=True)
-        base_url = f.take("base_url", "string", default=None)
-        if base_url is not None:
-            self.check_base_url(f, base_url)
-        context = self.context(f)
+        context, scenario_file = self.context(f)
         scenarios = None if context is None else [(s.id, s.data, s.reference_response) for s in context.scenarios]
         variables_item = f.raw("variables")
         variables = self.variables(f)
-        scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios)
+        scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios, run_vars=self.run_vars,
+                      scenario_file=scenario_file)
+        # A variable that refers to itself is reported where it is rendered: an extracted variable
+        # of the same name would shadow the reference, and which names steps extract is not known yet.
+        scope.sizes = variable_sizes(variables, scope)
         if variables_item is not None and variables:
             # Variables may hold templates, rendered where they are used; what a step extracts
             # is not known suite-wide, so here only suite-level names count.
             check_templates(variables_item, scope, self.c)
+        base_url = f.take("base_url", "string", default=None)
+        if base_url is not None:
+            self.check_base_url(f, base_url, Scope(scope.variables, self.environ, self.strict_env, None,
+                                                   run_vars=self.run_vars, sizes=scope.sizes))
         defaults_item = f.raw("defaults")
         defaults = None
         if defaults_item is not None:
@@ -117,26 +132,48 @@ class SuiteBuilder:
         if judge_item is not None and (jf := self.fields(judge_item, "'judge'", ("threshold",))):
             judge = SuiteJudge(judge_item.pos, jf.field_pos, jf.take("threshold", "number", default=None,
                                                                        minimum=0, maximum=100))
+        setup = self.steps(self.items(f, "setup"), scope, defaults, defaults_item)
+        setup_names = frozenset(e.name for step in setup for e in step.extract) if f.has("setup") else None
+        flow_scope = Scope(scope.variables, self.environ, self.strict_env, scope.scenarios, set(), self.run_vars,
+                           setup_names, scope.scenario_file, scope.sizes)
         flows = []
         seen: dict[str, Item] = {}
         for flow_item in self.items(f, "flows", required=True):
-            flow = self.flow(flow_item, scope, defaults, defaults_item, seen)
+            flow = self.flow(flow_item, flow_scope, defaults, defaults_item, seen)
             if flow:
                 flows.append(flow)
+        # Teardown runs once, with no scenario: it sees suite-level names and the setup values.
+        teardown_scope = Scope(scope.variables, self.environ, self.strict_env, None, set(), self.run_vars,
+                               setup_names, None, scope.sizes)
+        teardown = self.steps(self.items(f, "teardown"), teardown_scope, defaults, defaults_item)
         return Suite(
             pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path,
             version=1, intent=f.take("intent", "string", default=None),
             pass_threshold=f.take("pass_threshold", "number", default=100, minimum=0, maximum=100),
             base_url=base_url, defaults=defaults, variables=variables, judge=judge, context=context,
-            flows=tuple(flows),
+            flows=tuple(flows), setup=tuple(setup), teardown=tuple(teardown),
+            serial=f.take("serial", "boolean", default=False),
         )
 
-    def check_base_url(self, f: Fields, base_url: str) -> None:
+    def check_base_url(self, f: Fields, base_url: str, scope: Scope) -> None:
         item = f.raw("base_url")
         if TEMPLATE.search(base_url):
-            f.error(item, "templates are not allowed in 'base_url' (use --base-url or the action input)")
+            # Rendered when the run starts (`{{ env.PREVIEW_URL }}`), then checked like a literal one.
+            check_templates(item, scope, self.c)
         elif not re.match(r"https?://[^/\s]+", base_url):
             f.error(item, f"'base_url' must be an absolute http:// or https:// URL, not {base_url!r}")
+
+    def steps(self, step_items: list[Item], scope: Scope, defaults: Request | None,
+              defaults_item: Item | None) -> list[Step]:
+        """A list of steps run in order (setup, teardown, a flow's), each seeing earlier extractions."""
+        steps = []
+        step_names: dict[str, Item] = {}
+        for step_item in step_items:
+            step = self.step(step_item, scope, defaults, defaults_item, step_names)
+            if step is not None:
+                steps.append(step)
+                scope = scope.with_extracted({e.name for e in step.extract})
+        return steps
 
     def variables(self, f: Fields) -> dict[str, Any]:
         item = f.raw("variables")
@@ -159,21 +196,57 @@ class SuiteBuilder:
 
     # -- context and scenarios -----------------------------------------------------------------
 
-    def context(self, f: Fields) -> Context | None:
+    def context(self, f: Fields) -> tuple[Context | None, FileScenarios | None]:
         item = f.raw("context")
         if item is None:
-            return None
-        cf = self.fields(item, "'context'", ("name", "scenarios"))
+            return None, None
+        cf = self.fields(item, "'context'", ("name", "scenarios", "scenarios_file"))
         if cf is None:
-            return None
+            return None, None
         name = cf.take("name", "string", default=None)
         scenarios = []
         seen: dict[str, Item] = {}
-        for scenario_item in self.items(cf, "scenarios", required=True):
+        for scenario_item in self.items(cf, "scenarios", required=not cf.has("scenarios_file")):
             scenario = self.scenario(scenario_item, seen)
             if scenario:
                 scenarios.append(scenario)
-        return Context(item.pos, cf.field_pos, name, tuple(scenarios))
+        relative = cf.take("scenarios_file", "string", default=None, nonempty=True)
+        path = self.referenced_file(cf, "scenarios_file", relative) if relative else None
+        if path is None:
+            return Context(item.pos, cf.field_pos, name, tuple(scenarios)), None
+        count, shape = self.scenario_rows(cf.raw("scenarios_file"), path, {s.id for s in scenarios})
+        context = Context(item.pos, cf.field_pos, name, tuple(scenarios), path, self.display(path), count)
+        return context, shape
+
+    def scenario_rows(self, item: Item, path: Path, inline_ids: set[str]) -> tuple[int, FileScenarios | None]:
+        """Check every row of a scenarios file (streamed): (rows, what templates may use of them)."""
+        from litmus.load.data_rows import RowError, rows
+
+        display = self.display(path)
+        first_line: dict[str, int] = {}
+        common: set[str] | None = None
+        missing_reference = None
+        try:
+            for row in rows(path, display):
+                if row.id in inline_ids:
+                    raise RowError(row.line, 1, f"scenario id '{row.id}' is also an inline scenario's")
+                if row.id in first_line:
+                    raise RowError(row.line, 1, f"duplicate scenario id '{row.id}' (first at line "
+                                                f"{first_line[row.id]})")
+                first_line[row.id] = row.line
+                common = set(row.data) if common is None else common & row.data.keys()
+                if row.reference_response is None and missing_reference is None:
+                    missing_reference = row.id
+        except RowError as exc:
+            self.c.error(Span(Position(display, exc.line, exc.column)), f"{display}: {exc}")
+            self.c.error(item.span, f"'{display}' has an error at line {exc.line}, column {exc.column}")
+            return 0, None
+        except OSError as exc:
+            self.c.error(item.span, f"cannot read '{display}': {exc.strerror or exc}")
+            return 0, None
+        if not first_line:
+            self.c.error(item.span, f"'{display}' has no rows: a scenarios file needs at least one")
+        return len(first_line), FileScenarios(display, frozenset(common or ()), missing_reference)
 
     def scenario(self, item: Item, seen: dict[str, Item]) -> Scenario | None:
         f = self.fields(item, "a scenario", SCENARIO_KEYS)
@@ -215,12 +288,21 @@ class SuiteBuilder:
         display = self.display(path)
         try:
             if path.suffix.lower() == ".json":
+                from litmus.load.data_rows import too_deep
+                from litmus.load.source import MAX_DEPTH
+
                 text = self.read_text(f, name, path)
-                return None if text is None else json.loads(text)
+                data = None if text is None else json.loads(text)
+                if too_deep(data):
+                    f.error(f.raw(name), f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML too)")
+                    return None
+                return data
             item = parse_yaml(path.read_bytes(), display, self.c)
             return None if item is None else item.plain()
         except json.JSONDecodeError as exc:
             f.error(f.raw(name), f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+        except RecursionError:
+            f.error(f.raw(name), f"'{display}' nests too deeply to read")
         except SourceError as exc:
             self.c.error(exc.span, exc.message)
             f.error(f.raw(name), f"cannot load '{display}'")
@@ -257,14 +339,8 @@ class SuiteBuilder:
             return None
         name = f.take("name", "string", required=True, default="", nonempty=True)
         self.unique(f, "name", name, seen, "flow name")
-        runs = f.take("runs", "integer", default=1, minimum=1)
-        steps = []
-        step_names: dict[str, Item] = {}
-        for step_item in self.items(f, "steps", required=True):
-            step = self.step(step_item, scope, defaults, defaults_item, step_names)
-            if step is not None:
-                steps.append(step)
-                scope = scope.with_extracted({e.name for e in step.extract})
+        runs = f.take("runs", "integer", default=1, minimum=1, maximum=MAX_RUNS)
+        steps = self.steps(self.items(f, "steps", required=True), scope, defaults, defaults_item)
         return Flow(item.pos, f.field_pos, name, runs, tuple(steps))
 
     def step(self, item: Item, scope: Scope, defaults: Request | None, defaults_item: Item | None,
@@ -296,24 +372,46 @@ class SuiteBuilder:
         field_pos = {}
         if base is not None:
             values = {"headers": dict(base.headers), "query": dict(base.query), "timeout_ms": base.timeout_ms,
-                      "follow_redirects": base.follow_redirects}
+                      "follow_redirects": base.follow_redirects, "auth": base.auth, "delay_ms": base.delay_ms}
             field_pos = dict(base.field_pos)
         if not is_defaults:
-            method = f.take("method", "string", default="GET")
+            method = f.take("method", "string", default="POST" if f.has("graphql") else "GET")
             if method.upper() not in METHODS:
                 f.error(f.raw("method"), f"unknown HTTP method {method!r}{did_you_mean(method.upper(), METHODS)}")
+            elif f.has("graphql") and method.upper() != "POST":
+                f.error(f.raw("method"), "a graphql request is sent with POST; leave 'method' out")
             values["method"] = method.upper()
             values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
             values["stream"] = self.stream(f)
         for name in ("headers", "query"):
             given = self.string_map(f, name, allow_lists=name == "query")
             values[name] = {**values.get(name, {}), **given}
-        self.at_most_one(f, ("json", "body", "form"))
+        self.at_most_one(f, BODY_KEYS)
         if f.has("json"):
             values["json"] = f.raw("json").plain()
         values["body"] = f.take("body", "string", default=None)
         if f.has("form"):
             values["form"] = self.string_map(f, "form", allow_lists=True)
+        if f.has("multipart"):
+            values["multipart"] = self.multipart(f)
+        if (body_file := f.take("body_file", "string", default=None, nonempty=True)) is not None:
+            values["body_file"] = self.request_file(f.raw("body_file"), body_file)
+        if f.has("graphql"):
+            values["graphql"] = self.graphql(f)
+        if f.has("auth"):
+            values["auth"] = self.auth(f)
+            own = [k for k in values["headers"] if k.lower() == "authorization"]
+            headers_item = f.raw("headers")
+            if headers_item is not None and isinstance(headers_item.value, dict) and \
+                    any(k.lower() == "authorization" for k in headers_item.value):
+                f.error(f.item.keys["auth"], "give 'auth' or an Authorization header, not both")
+            for key in own:  # the suite defaults' header gives way to the step's own auth
+                values["headers"].pop(key)
+        elif values.get("auth") is not None:
+            values["headers"] = {k: v for k, v in values["headers"].items() if k.lower() != "authorization"}
+        delay = f.take("delay_ms", "number", default=MISSING, minimum=0)
+        if delay is not MISSING:
+            values["delay_ms"] = delay
         timeout = f.take("timeout_ms", "number", default=MISSING, minimum=1)
         if timeout is not MISSING:
             values["timeout_ms"] = timeout
@@ -342,6 +440,79 @@ class SuiteBuilder:
             sf.error(sf.raw("done"), problem)
         return Stream(item.pos, sf.field_pos, sf.take("format", "string", default="sse", choices=STREAM_FORMATS),
                       text_path, done)
+
+    def request_file(self, item: Item, relative: str) -> Path | None:
+        """A file a request sends (body_file, multipart), resolved inside the repository at load."""
+        if TEMPLATE.search(relative):
+            self.c.error(item.span, "a file path takes no templates: it is checked when the suite loads")
+            return None
+        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
+        if problem:
+            self.c.error(item.span, problem)
+        return path
+
+    def auth(self, f: Fields) -> Auth | None:
+        item = f.raw("auth")
+        af = self.fields(item, "'auth'", ("basic", "bearer"))
+        if af is None:
+            return None
+        given = [k for k in ("basic", "bearer") if af.has(k)]
+        if len(given) != 1:
+            if af.ok:
+                af.error(item, f"'auth' needs exactly one of basic, bearer (got {' and '.join(given) or 'none'})")
+            return None
+        if given[0] == "bearer":
+            token = af.take("bearer", "string", default="", nonempty=True)
+            return Auth(item.pos, af.field_pos, "bearer", token=token)
+        bf = self.fields(af.raw("basic"), "'auth.basic'", ("username", "password"))
+        if bf is None:
+            return None
+        username = bf.take("username", "string", required=True, default="")
+        if ":" in username and not TEMPLATE.search(username):
+            bf.error(bf.raw("username"), "a basic-auth username cannot contain ':' (RFC 7617)")
+        password = bf.take("password", "string", required=True, default="")
+        return Auth(item.pos, {**af.field_pos, **bf.field_pos}, "basic", username=username, password=password)
+
+    def multipart(self, f: Fields) -> tuple[MultipartPart, ...]:
+        item = f.raw("multipart")
+        if not isinstance(item.value, dict) or not item.value:
+            f.error(item, f"'multipart' must be a mapping of field names to parts, not {describe(item.value)}")
+            return ()
+        parts = []
+        for name, part in item.value.items():
+            if isinstance(part.value, (str, int, float)) and not isinstance(part.value, bool):
+                parts.append(MultipartPart(part.pos, {}, name, value=str(part.value)))
+                continue
+            if not isinstance(part.value, dict):
+                f.error(part, f"multipart part '{name}' must be text or a mapping with 'file' or 'value', "
+                              f"not {describe(part.value)}")
+                continue
+            is_file = "file" in part.value
+            pf = Fields(part, f"multipart part '{name}'", MULTIPART_FILE_KEYS if is_file else MULTIPART_VALUE_KEYS,
+                        self.c)
+            content_type = pf.take("content_type", "string", default=None, nonempty=True)
+            if is_file:
+                relative = pf.take("file", "string", default="", nonempty=True)
+                path = self.request_file(pf.raw("file"), relative) if relative else None
+                filename = pf.take("filename", "string", default=None, nonempty=True)
+                parts.append(MultipartPart(part.pos, pf.field_pos, name, file=path, file_as_written=relative,
+                                           filename=filename, content_type=content_type))
+            else:
+                value = pf.take("value", "string", required=True, default="")
+                parts.append(MultipartPart(part.pos, pf.field_pos, name, value=value, content_type=content_type))
+        return tuple(parts)
+
+    def graphql(self, f: Fields) -> GraphQL | None:
+        item = f.raw("graphql")
+        gf = self.fields(item, "'graphql'", ("query", "variables", "operation_name"))
+        if gf is None:
+            return None
+        query = gf.take("query", "string", required=True, default="", nonempty=True)
+        variables = gf.take("variables", "mapping", default=None)
+        # `operation_name: null` (the contract's own example) is the same as leaving it out.
+        given = gf.raw("operation_name")
+        operation = None if given is None or given.value is None else gf.take("operation_name", "string", nonempty=True)
+        return GraphQL(item.pos, gf.field_pos, query, variables, operation)
 
     def string_map(self, f: Fields, name: str, *, allow_lists: bool) -> dict[str, Any]:
         """headers / query / form: text (or number) values; query and form may repeat a key with a list."""

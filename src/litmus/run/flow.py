@@ -7,6 +7,9 @@ Outcomes keep the assertion order whatever finishes first.
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -32,11 +35,11 @@ from litmus.results import (
     decide_flow_run,
 )
 from litmus.run.extract import NotExtracted, extract
-from litmus.run.http import HttpClient, OutgoingRequest, TransportError
+from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, Redactor
 from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
-from litmus.run.templating import Renderer, TemplateError
+from litmus.templating import Renderer, TemplateError
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
@@ -45,6 +48,10 @@ RECORDED_EVENTS = 100
 RAW_STREAM_CHARS = 2048
 # Headers whose values are credentials whatever their value: masked even when not a declared secret.
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
+# A URL is absolute only when it starts with a scheme: `/r?next=https://x` is relative.
+ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# GraphQL `errors` kept on a step: enough to see what went wrong.
+MAX_GRAPHQL_ERRORS = 20
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ class PlannedRun:
     flow: Flow
     scenario: Scenario | None
     run_index: int
+    # What the suite's setup extracted (`{{ setup.NAME }}`); None when the suite has no setup.
+    setup: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -76,31 +85,17 @@ class RunEnvironment:
     timeout_ms: float = 30_000
     # --no-judge: LLM-based assertions are skipped on purpose (they do not fail the suite).
     judge_disabled: bool = False
+    # `--var` / `--vars-file` values (`{{ vars.NAME }}`).
+    run_vars: Mapping[str, Any] = field(default_factory=dict)
+    # `--base-url SUITE=URL`: per-suite overrides, winning over `base_url`.
+    suite_base_urls: Mapping[str, str] = field(default_factory=dict)
+    # When set, no request waits longer than this (teardown after an interruption).
+    timeout_cap_ms: float | None = None
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
     started = time.perf_counter()
-    suite = planned.suite
-    variables: dict[str, Any] = {}
-    renderer = Renderer(suite, scenario=planned.scenario, run_index=planned.run_index, variables=variables,
-                        environ=env.environ, redactor=env.redactor)
-    session = env.client.session()  # never closed: closing a Session closes the shared pool
-    steps: list[StepResult] = []
-    stopped: str | None = None
-    for step in planned.flow.steps:
-        if stopped is None and env.stop.is_set():
-            stopped = "run interrupted before this step"
-        if stopped is not None:
-            steps.append(_skipped_step(step, stopped))
-            continue
-        try:
-            result, stop_reason = _run_step(step, planned, env, renderer, session, variables)
-        except Exception as exc:  # noqa: BLE001 - a bug or a hostile body fails this step, never the flow run's record
-            message = f"internal error: {_exception_text(exc)}"
-            result = _error_step(step, message, None, None, skipped_because=f"step could not finish: {message}")
-            stop_reason = f"step '{step.name}': {message}"
-        steps.append(result)
-        stopped = stop_reason
+    steps, _ = run_steps(planned, env)
     flow_run = FlowRunResult(
         flow=planned.flow.name, line=planned.flow.pos.line, run_index=planned.run_index,
         scenario=planned.scenario.id if planned.scenario else None,
@@ -115,16 +110,51 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
     return flow_run
 
 
+def run_steps(planned: PlannedRun, env: RunEnvironment,
+              stop: threading.Event | None = None) -> tuple[list[StepResult], dict[str, Any]]:
+    """The flow's steps in order (a flow run, or a suite's setup or teardown), and what they extracted.
+
+    `stop` (default the run's) cuts the steps short; teardown passes its own, with a grace period.
+    """
+    stop = stop or env.stop
+    variables: dict[str, Any] = {}
+    renderer = Renderer(planned.suite, scenario=planned.scenario, run_index=planned.run_index, variables=variables,
+                        environ=env.environ, redactor=env.redactor, run_vars=env.run_vars, setup=planned.setup)
+    session = env.client.session()  # never closed: closing a Session closes the shared pool
+    steps: list[StepResult] = []
+    stopped: str | None = None
+    for step in planned.flow.steps:
+        if stopped is None and stop.is_set():
+            stopped = "run interrupted before this step"
+        if stopped is not None:
+            steps.append(skipped_step(step, stopped))
+            continue
+        try:
+            result, stop_reason = _run_step(step, planned, env, renderer, session, variables, stop)
+        except Exception as exc:  # noqa: BLE001 - a bug or a hostile body fails this step, never the flow run's record
+            message = f"internal error: {_exception_text(exc)}"
+            result = _error_step(step, message, None, None, skipped_because=f"step could not finish: {message}")
+            stop_reason = f"step '{step.name}': {message}"
+        steps.append(result)
+        stopped = stop_reason
+    return steps, variables
+
+
 def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Renderer, session,
-              variables: dict[str, Any]) -> tuple[StepResult, str | None]:
+              variables: dict[str, Any], stop: threading.Event) -> tuple[StepResult, str | None]:
     """The step's result, and why the rest of the flow run is skipped (None: go on)."""
+    generated = renderer.begin_step()
     try:
         out = _render_request(step, planned.suite, renderer, env)
         prepared = env.client.prepare(session, out)
-    except (TemplateError, ValueError) as exc:
+    except (TemplateError, ValueError, OSError) as exc:
         position = step.request.pos if step.request else step.pos
         message = f"{position}: {exc}"
-        return _error_step(step, message, None, None), f"step '{step.name}' could not be sent"
+        result = _error_step(step, message, None, None)
+        result.generated = dict(generated)
+        return result, f"step '{step.name}' could not be sent"
+    if step.request.delay_ms and stop.wait(step.request.delay_ms / 1000):
+        return skipped_step(step, "run interrupted before this step"), "run interrupted before this step"
     attempts = step.retry.attempts if step.retry else 1
     transport_retries = 0
     for attempt in range(1, attempts + 1):
@@ -134,6 +164,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             result = _error_step(step, str(exc), _request_excerpt(prepared), exc.partial)
             result.attempts = attempt
             result.transport_retries = transport_retries + exc.retries
+            result.generated = dict(generated)
             return result, f"step '{step.name}' got no response"
         transport_retries += response.transport_retries
         for value in protected_cookie_values(response.header_values("Set-Cookie")):
@@ -154,7 +185,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         }
         if attempt == attempts or all(o.status == "passed" for o in deterministic.values()):
             break
-        if env.stop.wait(step.retry.interval_ms / 1000):
+        if stop.wait(step.retry.interval_ms / 1000):
             break  # interrupted: report this attempt
         prepared = env.client.prepare(session, out)  # cookies set by the last attempt go along
     variables.update(extracted)
@@ -169,8 +200,21 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
         stream=_stream_record(response),
+        generated=dict(generated), graphql_errors=_graphql_errors(response) if step.request.graphql else None,
     )
     return result, stop_flow_reason
+
+
+def _graphql_errors(response: Response) -> list[Any] | None:
+    """A GraphQL response's non-empty `errors` (at most MAX_GRAPHQL_ERRORS, each bounded), else None."""
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    errors = document.get("errors") if isinstance(document, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return None
+    return [bounded(error) for error in errors[:MAX_GRAPHQL_ERRORS]]
 
 
 def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ctx: EvalContext,
@@ -254,35 +298,79 @@ def _extract(step: Step, response: Response, deadline: float) -> tuple[dict[str,
 
 def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnvironment) -> OutgoingRequest:
     request = step.request
-    url = str(renderer.render(request.url))
-    if "://" not in url:
-        base = env.base_url or suite.base_url
-        if not base:
-            raise TemplateError(f"relative URL {url!r} needs a base URL (--base-url or the suite's base_url)")
+    url = _text(renderer.render(request.url))
+    if not ABSOLUTE_URL.match(url):
+        base = base_url_of(suite, renderer, env)
         url = base.rstrip("/") + "/" + url.lstrip("/")
     headers = {str(k): _text(v) for k, v in renderer.render(request.headers).items()}
-    query = {str(k): _query_value(v) for k, v in renderer.render(request.query).items()}
+    if request.auth is not None:
+        headers["Authorization"] = _authorization(request, renderer, env.redactor)
+    query = {str(k): _field_value(v) for k, v in renderer.render(request.query).items()}
     out = OutgoingRequest(
         method=request.method.upper(), url=url, headers=headers, query=query,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )
+    if env.timeout_cap_ms is not None:
+        out.timeout_ms = min(out.timeout_ms, env.timeout_cap_ms)
     if request.json is not MISSING:
         out.json, out.has_json = renderer.render(request.json), True
     elif request.body is not None:
         out.data = _text(renderer.render(request.body)).encode("utf-8")
     elif request.form is not None:
-        out.data = {str(k): _text(v) for k, v in renderer.render(request.form).items()}
+        # A list is the field repeated (`tag=a&tag=b`), as in `query`.
+        out.data = {str(k): _field_value(v) for k, v in renderer.render(request.form).items()}
+    elif request.graphql is not None:
+        graphql = request.graphql
+        out.json, out.has_json = {"query": renderer.render(graphql.query)}, True
+        if graphql.variables is not None:
+            out.json["variables"] = renderer.render(graphql.variables)
+        if graphql.operation_name is not None:
+            out.json["operationName"] = renderer.render(graphql.operation_name)
+    elif request.body_file is not None:
+        out.body_file = request.body_file
+    elif request.multipart is not None:
+        out.multipart = [
+            (part.name, FilePart(part.file, part.filename or part.file.name, part.content_type) if part.file
+             else (_text(renderer.render(part.value)), part.content_type))
+            for part in request.multipart
+        ]
     return out
 
 
-def _text(value: Any) -> str:
-    import json
+def base_url_of(suite: Suite, renderer: Renderer, env: RunEnvironment) -> str:
+    """The base URL a suite's relative URLs join: `--base-url SUITE=URL`, `--base-url URL`, then the
+    suite's own `base_url` (which may be a template, rendered here)."""
+    base = env.suite_base_urls.get(suite.name) or env.base_url
+    if not base and suite.base_url:
+        base = _text(renderer.render(suite.base_url))
+        if not re.match(r"https?://[^/\s]+", base):
+            raise TemplateError(f"the suite's base_url renders to {base!r}, not an absolute http(s):// URL")
+    if not base:
+        raise TemplateError("a relative URL needs a base URL (--base-url or the suite's base_url)")
+    return base
 
+
+def _authorization(request, renderer: Renderer, redactor: Redactor) -> str:
+    """The Authorization header of `auth`; its credentials, encoded or not, are masked in every output."""
+    auth = request.auth
+    if auth.kind == "bearer":
+        token = _text(renderer.render(auth.token))
+        redactor.register(token)
+        return f"Bearer {token}"
+    password = _text(renderer.render(auth.password))
+    credentials = f"{_text(renderer.render(auth.username))}:{password}".encode()
+    encoded = base64.b64encode(credentials).decode("ascii")
+    redactor.register(password)
+    redactor.register(encoded)
+    return f"Basic {encoded}"
+
+
+def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _query_value(value: Any) -> Any:
+def _field_value(value: Any) -> Any:
     if isinstance(value, list):
         return [_text(v) for v in value]
     return _text(value)
@@ -321,7 +409,7 @@ def deterministic_intent(flow_run: FlowRunResult) -> IntentEvaluation:
     return IntentEvaluation(status="failed", method="deterministic", reason=f"{', '.join(parts)}; first: {first}")
 
 
-def _skipped_step(step: Step, reason: str) -> StepResult:
+def skipped_step(step: Step, reason: str) -> StepResult:
     return StepResult(
         name=step.name, line=step.pos.line, status="skipped", attempts=0,
         assertions=[outcome(a, "skipped", reason) for a in step.assertions],
@@ -347,9 +435,7 @@ def _excerpt(text: str) -> tuple[str, bool]:
 
 
 def _request_excerpt(prepared) -> RequestExcerpt:
-    body = prepared.body
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = describe_body(prepared)
     text, cut = _excerpt(body) if body is not None else (None, False)
     return RequestExcerpt(method=prepared.method, url=prepared.url, headers=_masked(prepared.headers),
                           body=text, body_truncated=cut)

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -83,9 +84,22 @@ class _TooManyHeaders(http.client.HTTPException):
     pass
 
 
+@dataclass(frozen=True)
+class FilePart:
+    """A multipart part streamed from a file."""
+
+    path: Path
+    filename: str
+    content_type: str | None = None
+
+
 @dataclass
 class OutgoingRequest:
-    """A rendered request, ready to send."""
+    """A rendered request, ready to send.
+
+    `body_file` and the files of `multipart` (name -> FilePart, or (text, content type)) are opened
+    for each attempt and streamed from disk, never read whole into memory.
+    """
 
     method: str
     url: str
@@ -94,6 +108,8 @@ class OutgoingRequest:
     json: Any = None
     has_json: bool = False
     data: Any = None
+    body_file: Path | None = None
+    multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
@@ -479,11 +495,30 @@ class HttpClient:
         self.adapter.close()
 
     def prepare(self, session: requests.Session, out: OutgoingRequest) -> requests.PreparedRequest:
-        request = requests.Request(
-            out.method, out.url, headers=out.headers, params=out.query,
-            json=out.json if out.has_json else None, data=out.data,
-        )
-        return session.prepare_request(request)
+        """The request to send; files it streams are open until `send` (or `discard`) closes them."""
+        opened: list[Any] = []
+        data, headers = out.data, dict(out.headers)
+        try:
+            if out.body_file is not None:
+                data = out.body_file.open("rb")
+                opened.append(data)
+            elif out.multipart is not None:
+                data = _multipart(out.multipart, opened)
+                headers["Content-Type"] = data.content_type
+            request = requests.Request(
+                out.method, out.url, headers=headers, params=out.query,
+                json=out.json if out.has_json else None, data=data,
+            )
+            prepared = session.prepare_request(request)
+        except BaseException:
+            _close_all(opened)
+            raise
+        prepared.litmus_opened = opened
+        return prepared
+
+    def discard(self, prepared: requests.PreparedRequest) -> None:
+        """Close what a prepared request that will not be sent holds open."""
+        _close_all(getattr(prepared, "litmus_opened", ()))
 
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
@@ -491,6 +526,7 @@ class HttpClient:
         if _reserved_invalid(host):
             # RFC 6761: `.invalid` never resolves. The system resolver would still ask the network
             # (and wait out its timeout when there is none), so answer at once.
+            self.discard(prepared)
             raise TransportError(f"host name not found: {host} is a reserved name that never resolves (RFC 6761)")
         settings = self._settings(prepared.url)
         exchange = Exchange(out, self.max_body_bytes)
@@ -508,6 +544,7 @@ class HttpClient:
                 return exchange.redirect_read[1]  # an unfollowed redirect: read by the hook
             return _read(resp, exchange)
         finally:
+            self.discard(prepared)
             exchange.finish()
             self.watchdog.cancel(alarm)
             _exchange.reset(token)
@@ -555,6 +592,50 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
         exchange = _exchange.get()
         exchange.redirect_read = (resp, _read(resp, exchange))
     return resp
+
+
+def _multipart(parts, opened: list[Any]):
+    from requests_toolbelt.multipart.encoder import MultipartEncoder
+
+    fields = []
+    for name, part in parts:
+        if isinstance(part, FilePart):
+            handle = part.path.open("rb")
+            opened.append(handle)
+            fields.append((name, (part.filename, handle, part.content_type or "application/octet-stream")))
+        else:
+            text, content_type = part
+            fields.append((name, (None, text, content_type) if content_type else text))
+    return MultipartEncoder(fields=fields)
+
+
+def _close_all(handles) -> None:
+    for handle in handles:
+        handle.close()
+
+
+def describe_body(prepared: requests.PreparedRequest) -> str | None:
+    """The request body as text for results: decoded bytes, or what a streamed body holds."""
+    body = prepared.body
+    if body is None or isinstance(body, str):
+        return body
+    if isinstance(body, bytes):
+        return body.decode("utf-8", errors="replace")
+    fields = getattr(body, "fields", None)
+    if fields is not None:  # a MultipartEncoder
+        parts = []
+        for name, value in fields:
+            if isinstance(value, str):
+                parts.append(f"{name}={value}")
+            elif value[0] is None:
+                parts.append(f"{name}={value[1]}")
+            else:
+                parts.append(f"{name}=@{value[0]};type={value[2]}")
+        return "[multipart/form-data] " + " & ".join(parts)
+    name = getattr(body, "name", None)
+    if not isinstance(name, str):
+        return None
+    return f"[the bytes of {Path(name).name}, {Path(name).stat().st_size} bytes]"
 
 
 def describe_transport_error(exc: requests.RequestException, exchange: Exchange) -> str:

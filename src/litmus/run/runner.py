@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from litmus import __version__
+from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
 from litmus.results import (
     NOT_PASSED,
@@ -34,6 +36,7 @@ from litmus.results import (
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
+from litmus.run.suite_run import SuiteRunResult, run_suite
 from litmus.templating import references
 
 FailOn = Literal["suite", "assertion", "never"]
@@ -59,6 +62,9 @@ class RunOptions:
     stop: threading.Event = field(default_factory=threading.Event)
     # --no-judge / judge.provider none: LLM-based assertions are skipped on purpose, not for want of a judge.
     judge_disabled: bool = False
+    # `--var` / `--vars-file` values, and `--base-url SUITE=URL` overrides.
+    run_vars: Mapping[str, Any] = field(default_factory=dict)
+    suite_base_urls: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,20 +90,40 @@ def selected_suites(suites: Iterable[Suite], options: RunOptions) -> list[Suite]
 
 def plan(suites: Iterable[Suite], options: RunOptions) -> list[PlannedRun]:
     """Every flow run to execute, in result order, after the suite/flow filters and the shard."""
-    planned = [
-        PlannedRun(suite, flow, scenario, index)
-        for suite in suites if not options.suites or suite.name in options.suites
-        for flow in suite.flows if not options.flows or flow.name in options.flows
-        for scenario in (suite.context.scenarios if suite.context else (None,))
-        for index in range(flow.runs)
-    ]
+    selected = [s for s in suites if not options.suites or s.name in options.suites]
+    keep = shard_keys(selected, options)
+    return [p for suite in selected for p in iter_plan(suite, options, keep)]
+
+
+def iter_plan(suite: Suite, options: RunOptions, keep: set[str] | None) -> Iterator[PlannedRun]:
+    """One suite's flow runs in result order, made as they are asked for (rows of a scenarios file
+    are read as the run goes); `keep`: only these keys (the shard's), None for all."""
+    for flow in suite.flows:
+        if options.flows and flow.name not in options.flows:
+            continue
+        for scenario in (scenarios_of(suite.context) if suite.context else (None,)):
+            for index in range(flow.runs):
+                planned = PlannedRun(suite, flow, scenario, index)
+                if keep is None or planned.key in keep:
+                    yield planned
+
+
+def shard_keys(suites: list[Suite], options: RunOptions) -> set[str] | None:
+    """The keys of the flow runs in this shard (None: no shard, all of them)."""
     if options.shard is None:
-        return planned
+        return None
     k, n = options.shard
+    keys = [p.key for suite in suites for p in iter_plan(suite, options, None)]
     # Sort by a hash of the identity and deal round-robin: stable across machines, shards differ by <= 1.
-    dealt = sorted(planned, key=lambda p: (hashlib.sha256(p.key.encode()).hexdigest(), p.key))
-    mine = {id(p) for p in dealt[k - 1:: n]}
-    return [p for p in planned if id(p) in mine]
+    dealt = sorted(keys, key=lambda key: (hashlib.sha256(key.encode()).hexdigest(), key))
+    return set(dealt[k - 1:: n])
+
+
+def _planned_count(suites: list[Suite], options: RunOptions, keep: set[str] | None) -> int:
+    if keep is not None:
+        return len(keep)
+    return sum(flow.runs * (suite.context.count if suite.context else 1)
+               for suite in suites for flow in suite.flows if not options.flows or flow.name in options.flows)
 
 
 def run_suites(
@@ -116,30 +142,21 @@ def run_suites(
     # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
     for value in [*secret_values(selected, environ), *getattr(judge, "secrets", ())]:
         redactor.register(value)
-    runs = plan(selected, options)
+    keep = shard_keys(selected, options)
+    total = _planned_count(selected, options, keep)
     emit = on_event or (lambda event: None)
-    emit(RunEvent("started", total=len(runs)))
+    emit(RunEvent("started", total=total))
     client = HttpClient(pool_size=options.concurrency, transport_retries=options.transport_retries,
                         max_body_bytes=options.max_body_bytes)
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, timeout_ms=options.timeout_ms,
-                         judge_disabled=options.judge_disabled)
-    results: dict[int, FlowRunResult] = {}
+                         judge_disabled=options.judge_disabled, run_vars=options.run_vars,
+                         suite_base_urls=options.suite_base_urls)
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="litmus-run") as pool:
-            futures = {pool.submit(_run_one, planned, env): i for i, planned in enumerate(runs)}
-            for future in as_completed(futures):
-                index = futures[future]
-                flow_run = future.result()
-                if flow_run is None:
-                    continue  # not started: the run was stopped first
-                redactor.redact_in_place(flow_run)
-                results[index] = flow_run
-                emit(RunEvent("flow_run", total=len(runs), done=len(results), suite=runs[index].suite,
-                              flow_run=flow_run))
+        results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
         client.close()
-    suite_results = _suite_results(selected, runs, results)
+    suite_results = _suite_results(selected, results, suite_runs)
     result = RunResult(
         run=_run_info(options, started_at, environ),
         # No suite selected: nothing was checked, so nothing passed.
@@ -152,8 +169,46 @@ def run_suites(
         result.run.interrupted = True
         result.verdict = "failed"  # an incomplete run proves nothing
     redactor.redact_in_place(result)
-    emit(RunEvent("finished", total=len(runs), done=len(results)))
+    emit(RunEvent("finished", total=total, done=sum(len(s.flow_runs) for s in suite_results)))
     return result
+
+
+def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, env: RunEnvironment, total: int,
+             emit: Callable[[RunEvent], None]) -> tuple[dict[int, dict[int, FlowRunResult]], dict[int, SuiteRunResult]]:
+    """Each suite's run (see `litmus.run.suite_run`) on its own coordinating thread, their flow runs
+    on one shared pool; finished flow runs come back here, to this thread, for the progress events."""
+    workers = max(1, options.concurrency)
+    finished: queue.Queue = queue.Queue()
+    results: dict[int, dict[int, FlowRunResult]] = {id(s): {} for s in suites}
+    suite_runs: dict[int, SuiteRunResult] = {}
+
+    def coordinate(suite: Suite) -> None:
+        try:
+            suite_runs[id(suite)] = run_suite(
+                suite, enumerate(iter_plan(suite, options, keep)), env, pool, _run_one,
+                lambda index, flow_run: finished.put((suite, index, flow_run)), window=2 * workers)
+        finally:
+            finished.put(None)
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="litmus-run") as pool, \
+            ThreadPoolExecutor(max_workers=max(1, min(len(suites), workers)),
+                               thread_name_prefix="litmus-suite") as coordinators:
+        running = [coordinators.submit(coordinate, suite) for suite in suites]
+        remaining = len(running)
+        while remaining:
+            item = finished.get()
+            if item is None:
+                remaining -= 1
+                continue
+            suite, index, flow_run = item
+            env.redactor.redact_in_place(flow_run)
+            results[id(suite)][index] = flow_run
+            done += 1
+            emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
+        for future in running:
+            future.result()  # a coordinator's own failure is a bug: surface it
+    return results, suite_runs
 
 
 def _run_one(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult | None:
@@ -170,18 +225,19 @@ def _run_one(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult | None:
         )
 
 
-def _suite_results(suites: list[Suite], runs: list[PlannedRun],
-                   results: dict[int, FlowRunResult]) -> list[SuiteResult]:
-    by_suite: dict[int, list[FlowRunResult]] = {id(s): [] for s in suites}
-    for index in sorted(results):
-        by_suite[id(runs[index].suite)].append(results[index])
+def _suite_results(suites: list[Suite], results: dict[int, dict[int, FlowRunResult]],
+                   suite_runs: dict[int, SuiteRunResult]) -> list[SuiteResult]:
     out = []
     for suite in suites:
+        flow_runs = [results[id(suite)][index] for index in sorted(results[id(suite)])]
+        suite_run = suite_runs.get(id(suite), SuiteRunResult())
         # No flow run here (another shard has them all, or the run stopped first): nothing failed,
         # so the suite passes with rate 100; `litmus merge` decides over the union.
-        result = SuiteResult(name=suite.name, file=suite.file, line=suite.pos.line, intent=suite.intent,
-                             pass_threshold=suite.pass_threshold, pass_rate=100.0, verdict="passed",
-                             flow_runs=by_suite[id(suite)])
+        result = SuiteResult(
+            name=suite.name, file=suite.file, line=suite.pos.line, intent=suite.intent,
+            pass_threshold=suite.pass_threshold, pass_rate=100.0, verdict="passed", flow_runs=flow_runs,
+            setup=suite_run.setup, teardown=suite_run.teardown,
+        )
         decide_suite(result)
         out.append(result)
     return out
