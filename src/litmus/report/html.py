@@ -94,6 +94,19 @@ details.finding[open] > summary { margin-bottom: .4rem; }
 .muted { color: var(--muted); }
 mark.hl { background: var(--hl); color: inherit; outline: 2px solid var(--fail); border-radius: 2px; }
 .hidden { display: none !important; }
+.hide-failed [data-status="failed"]:not(.chip), .hide-error [data-status="error"]:not(.chip),
+.hide-needs_review [data-status="needs_review"]:not(.chip), .hide-skipped [data-status="skipped"]:not(.chip),
+.hide-passed [data-status="passed"]:not(.chip) { display: none; }
+tr.run th { background: var(--bg); text-align: left; }
+tr[data-status] td.s { white-space: nowrap; font-weight: 600; }
+tr[data-status="passed"] td.s { color: var(--pass); } tr[data-status="failed"] td.s { color: var(--fail); }
+tr[data-status="error"] td.s { color: var(--err); } tr[data-status="needs_review"] td.s { color: var(--rev); }
+tr[data-status="skipped"] td.s { color: var(--skip); }
+tr[data-status="passed"] td.s::before { content: "\\2713  "; }
+tr[data-status="failed"] td.s::before { content: "\\2715  "; }
+tr[data-status="error"] td.s::before { content: "\\25B2  "; }
+tr[data-status="needs_review"] td.s::before { content: "\\25C6  "; }
+tr[data-status="skipped"] td.s::before { content: "\\2013  "; }
 @media (max-width: 600px) { body { font-size: 14px; } main { padding: .5rem; } th, td { padding: .2rem .4rem; } }
 @media print {
   :root { --fg: #000; --bg: #fff; --code: #f4f4f4; --muted: #333; }
@@ -101,7 +114,7 @@ mark.hl { background: var(--hl); color: inherit; outline: 2px solid var(--fail);
   a { color: inherit; text-decoration: underline; }
   pre { white-space: pre-wrap; overflow: visible; max-height: none; }
   h2, h3, h4 { break-after: avoid; } pre, tr, figure, details.finding { break-inside: avoid; }
-  .hidden { display: revert !important; }
+  .hidden, [data-status]:not(.chip) { display: revert !important; }
 }
 """
 
@@ -111,9 +124,13 @@ SCRIPT = r"""
   "use strict";
   var data = JSON.parse(document.getElementById("litmus-data").textContent);
   var bar = document.getElementById("filters");
-  var items = Array.prototype.slice.call(document.querySelectorAll("[data-status]:not(.chip)"));
+  var root = document.body;
+  // Status chips switch a class on <body> (CSS hides those statuses): O(1), even for 30,000 rows.
+  // Suite, flow and search mark the elements they exclude, only when one of them is set.
+  var findings = Array.prototype.slice.call(document.querySelectorAll("details.finding"));
+  var rows = null;
   var groups = Array.prototype.slice.call(document.querySelectorAll("[data-group]"));
-  var on = {}, suite = "", flow = "", words = [];
+  var on = {}, suite = "", flow = "", words = [], narrowed = false;
   var chips = Array.prototype.slice.call(bar.querySelectorAll(".chip"));
   chips.forEach(function (chip) { on[chip.dataset.status] = chip.getAttribute("aria-pressed") === "true"; });
   function fill(select, names) {
@@ -127,16 +144,27 @@ SCRIPT = r"""
     if (!texts.has(el)) { texts.set(el, el.textContent.toLowerCase()); }
     return texts.get(el);
   }
+  function kept(el) {
+    var where = el.dataset.suite === undefined ? el.parentNode.dataset : el.dataset;
+    return (!suite || where.suite === suite) && (!flow || where.flow === flow)
+      && words.every(function (w) { return text(el).indexOf(w) !== -1; });
+  }
+  function narrow() {
+    var active = Boolean(suite || flow || words.length);
+    if (!active && !narrowed) { return; }
+    rows = rows || Array.prototype.slice.call(document.querySelectorAll("tr[data-status]"));
+    findings.concat(rows).forEach(function (el) { el.classList.toggle("hidden", active && !kept(el)); });
+    narrowed = active;
+  }
   function apply() {
+    chips.forEach(function (chip) { root.classList.toggle("hide-" + chip.dataset.status, !on[chip.dataset.status]); });
     var shown = 0;
-    items.forEach(function (el) {
-      var ok = on[el.dataset.status] && (!suite || el.dataset.suite === suite) && (!flow || el.dataset.flow === flow)
-        && words.every(function (w) { return text(el).indexOf(w) !== -1; });
-      el.classList.toggle("hidden", !ok);
-      if (ok && el.classList.contains("finding")) { shown += 1; }
-    });
+    findings.forEach(function (el) { shown += on[el.dataset.status] && !el.classList.contains("hidden") ? 1 : 0; });
     groups.forEach(function (group) {
-      group.classList.toggle("hidden", !group.querySelector("[data-status]:not(.hidden)"));
+      var any = Array.prototype.some.call(group.querySelectorAll("details.finding"), function (el) {
+        return on[el.dataset.status] && !el.classList.contains("hidden");
+      });
+      group.classList.toggle("hidden", !any);
     });
     document.getElementById("f-count").textContent = shown + " of " + data.findings + " findings shown";
   }
@@ -147,10 +175,11 @@ SCRIPT = r"""
       apply();
     });
   });
-  suiteSelect.addEventListener("change", function () { suite = suiteSelect.value; apply(); });
-  flowSelect.addEventListener("change", function () { flow = flowSelect.value; apply(); });
+  suiteSelect.addEventListener("change", function () { suite = suiteSelect.value; narrow(); apply(); });
+  flowSelect.addEventListener("change", function () { flow = flowSelect.value; narrow(); apply(); });
   document.getElementById("f-search").addEventListener("input", function (event) {
     words = event.target.value.toLowerCase().split(/\s+/).filter(Boolean);
+    narrow();
     apply();
   });
   window.addEventListener("beforeprint", function () {
@@ -440,26 +469,26 @@ def _flows(result: RunResult) -> Markup:
 
 
 def _outcomes(result: RunResult) -> Markup:
-    """Every assertion outcome, one compact row each (the filters apply here too)."""
+    """Every assertion outcome, one lean row each (30,000 of them must stay a few MB): a `<tbody>`
+    per flow run carries the suite and flow the filters read; the status shape comes from CSS."""
     total = sum(1 for _ in result.iter_outcomes())
     blocks = []
     for suite in result.suites:
         runs = runs_per_flow(suite)
-        rows = []
+        bodies = []
         for flow_run in suite.flow_runs:
             where = flow_run.flow + (f" · {flow_run.scenario}" if flow_run.scenario else "")
             label = run_label(flow_run.run_index, runs[flow_run.flow, flow_run.scenario])
-            for step in flow_run.steps:
-                for o in step.assertions:
-                    rows.append(tag("tr", tag("td", where), tag("td", label), tag("td", step.name),
-                                    tag("td", o.name or o.type), tag("td", plots.badge(o.status)), tag("td", o.reason),
-                                    data_status=o.status, data_suite=suite.name, data_flow=flow_run.flow))
-        if rows:
-            head = tag("tr", *(tag("th", name, scope="col")
-                               for name in ("Flow", "Run", "Step", "Assertion", "Status", "Reason")))
-            blocks.append(tag("div", tag("h3", suite.name),
-                              tag("div", tag("table", tag("thead", head), tag("tbody", *rows)), class_="scroll"),
-                              data_group="outcomes"))
+            rows = [f'<tr data-status="{o.status}"><td>{esc(step.name)}</td><td>{esc(o.name or o.type)}</td>'
+                    f'<td class="s">{plots.WORDS[o.status]}</td><td>{esc(o.reason)}</td></tr>'
+                    for step in flow_run.steps for o in step.assertions]
+            if rows:
+                bodies.append(f'<tbody data-suite="{esc(suite.name)}" data-flow="{esc(flow_run.flow)}">'
+                              f'<tr class="run"><th colspan="4" scope="rowgroup">{esc(where)}, {label}</th></tr>'
+                              + "".join(rows) + "</tbody>")
+        if bodies:
+            head = tag("tr", *(tag("th", name, scope="col") for name in ("Step", "Assertion", "Status", "Reason")))
+            table = Markup(f"<table>{tag('thead', head)}{''.join(bodies)}</table>")
+            blocks.append(tag("div", tag("h3", suite.name), tag("div", table, class_="scroll")))
     return tag("section", tag("details", tag("summary", tag("strong", f"Every outcome ({total})")), *blocks),
                id="outcomes")
-

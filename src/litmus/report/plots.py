@@ -46,6 +46,22 @@ def badge(status: str, text: str | None = None) -> Markup:
     return tag("span", icon(status), " ", text or WORDS[status], class_=f"badge st-{status}")
 
 
+def mark(status: str, x: float, y: float, size: float, title: str) -> str:
+    """One plot mark centred on (x, y): a single element shaped by status (circle passed, square
+    failed, triangle error, diamond needs review, bar skipped), with its title. Plain shapes, not
+    `<use>`: thousands of marks must stay cheap for the browser."""
+    h = size / 2
+    shapes = {
+        "passed": f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{h:g}"',
+        "failed": f'<rect x="{x - h * .9:.1f}" y="{y - h * .9:.1f}" width="{size * .9:g}" height="{size * .9:g}"',
+        "error": f'<path d="M{x:.1f} {y - h:.1f}l{h:g} {size:g}h-{size:g}z"',
+        "needs_review": f'<path d="M{x:.1f} {y - h:.1f}l{h:g} {h:g}-{h:g} {h:g}-{h:g}-{h:g}z"',
+        "skipped": f'<rect x="{x - h:.1f}" y="{y - h / 4:.1f}" width="{size:g}" height="{h / 2:g}"',
+    }
+    element = shapes[status][1:].split(" ", 1)[0]
+    return f'{shapes[status]} class="st-{status}"><title>{esc(title)}</title></{element}>'
+
+
 def _svg(width: float, height: float, label: str, *content: str, css: str = "plot") -> Markup:
     """An SVG drawn at its natural size, narrower when the page is (never wider than the screen)."""
     return Markup(f'<svg class="{css}" viewBox="0 0 {width:g} {height:g}" width="{width:g}" height="{height:g}" '
@@ -87,9 +103,8 @@ def status_grid(suite: SuiteResult, flow: str) -> Markup:
         by_name = {step.name: step.status for step in run.steps}
         for column, name in enumerate(steps):
             status = by_name.get(name, "skipped")
-            parts.append(f'<g class="st-{status}"><title>{esc(_run_name(run, totals[run.flow, run.scenario]))}, '
-                         f'{esc(name)}: {WORDS[status]}</title><use href="#s-{status}" '
-                         f'x="{label_width + column * cell + 1}" y="{y + 1}" width="16" height="16"/></g>')
+            title = f"{_run_name(run, totals[run.flow, run.scenario])}, {name}: {WORDS[status]}"
+            parts.append(mark(status, label_width + column * cell + 9, y + 9, 14, title))
     label = f"Status of each step in each of {len(runs)} flow runs of {flow}"
     svg = _svg(width, head + cell * len(shown) + 2, label, *parts)
     caption = f"{len(runs)} flow runs × {len(steps)} steps"
@@ -134,8 +149,7 @@ def _strips(rows: list[tuple[str, list[tuple[float, str, str]], float | None]], 
         parts.append(f'<path class="grid" d="M{label_width} {y + 8}h{plot_width}"/>')
         for value, status, title in points[:STRIP_POINTS]:
             x = label_width + plot_width * min(value, top) / top
-            parts.append(f'<g class="st-{status}"><title>{esc(title)}</title>'
-                         f'<use href="#s-{status}" x="{x - 4:.1f}" y="{y + 4}" width="8" height="8"/></g>')
+            parts.append(mark(status, x, y + 8, 8, title))
         if limit is not None:
             x = label_width + plot_width * min(limit, top) / top
             parts.append(f'<path class="limit" d="M{x:.1f} {y}v{row_h - 4}"><title>limit {limit:g} {unit}</title>'
