@@ -17,8 +17,9 @@ from litmus.results import RunResult
 
 # Suites charted at most: past that the bars are too thin to read (the table lists every suite).
 CHART_SUITES = 30
-# Mermaid labels are double-quoted strings without escapes: drop what would end or break one.
-_LABEL_UNSAFE = re.compile(r'["\\`<>#;\x00-\x1f\x7f]')
+# Mermaid labels are double-quoted strings without escapes: drop what could end or break one
+# (quotes, brackets, HTML and entity starts, Markdown fence characters, controls).
+_LABEL_UNSAFE = re.compile(r'["\\`<>#;&\[\]{}\x00-\x1f\x7f\u2028\u2029]')
 
 
 def render(result: RunResult, **options) -> str:
