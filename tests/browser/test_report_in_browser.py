@@ -105,7 +105,8 @@ def test_the_highlighted_node_is_the_mismatch_path(page, result):
     assert ["$.order.status", '"shipped"'] in marks
     paths = {m.path for f in fd.collect(result) if f.outcome for m in f.outcome.mismatches}
     assert marks and {path for path, _ in marks} <= paths
-    page.screenshot("highlight")
+    page.js("document.querySelector('mark.hl[data-path=\"$.order.status\"]').scrollIntoView({block: 'center'})")
+    keep_for_docs(page, "report-highlight")
 
 
 def test_no_sideways_scroll_at_375_px_even_with_everything_open(page, result):
@@ -214,7 +215,7 @@ def test_a_report_of_30000_outcomes_opens_in_under_3_seconds_and_8_mb(page):
                         "return n.domContentLoadedEventEnd - n.startTime")
     print(f"\n30,000 outcomes: {size / 1e6:.2f} MB, rendered in {render_s:.2f} s, "
           f"DOMContentLoaded after {loaded_ms:.0f} ms")
-    page.screenshot("big")
+    keep_for_docs(page, "report-30000-outcomes")
     assert page.console_errors() == []
     # The bounds, measured once: they are far above what this page needs (see docs/reports.md).
     assert size < 8_000_000

@@ -13,15 +13,15 @@ import re
 from litmus.report.markup import Markup, esc, join, tag
 from litmus.results import FlowRunResult, SuiteResult, run_label, runs_per_flow
 
-# Shapes on a 16 x 16 grid: passed a tick in a circle, failed a cross, error a triangle with a bar,
-# needs_review a diamond, skipped a dash. The same shapes head every finding and chip.
+# Shapes on a 16 x 16 grid: passed a tick in a circle, failed a cross in a square, error a triangle
+# with a bar, needs_review a diamond with an equals sign (undecided), skipped a dash in a circle.
+# The same shapes head every finding and chip; plot marks use their outlines (see `mark`).
 _INK = 'fill="none" stroke="#fff" stroke-width="1.8" stroke-linecap="round"'  # the mark inside a shape
 SHAPES = {
     "passed": f'<circle cx="8" cy="8" r="7"/><path d="M4.5 8.2l2.3 2.3 4.7-4.9" {_INK}/>',
     "failed": f'<rect x="1" y="1" width="14" height="14" rx="2"/><path d="M5 5l6 6M11 5l-6 6" {_INK}/>',
     "error": f'<path d="M8 1l7 13H1z"/><path d="M8 5.5v4M8 11.5v.8" {_INK}/>',
-    "needs_review": f'<path d="M8 .8l7.2 7.2L8 15.2.8 8z"/><path d="M6.3 6.2a1.8 1.8 0 1 1 2.4 1.7c-.5.2-.7.6-.7 '
-                    f'1v.6M8 11.5v.8" {_INK}/>',
+    "needs_review": f'<path d="M8 .8l7.2 7.2L8 15.2.8 8z"/><path d="M5.2 6.8h5.6M5.2 9.2h5.6" {_INK}/>',
     "skipped": f'<circle cx="8" cy="8" r="7"/><path d="M4.5 8h7" {_INK}/>',
 }
 WORDS = {"passed": "passed", "failed": "failed", "error": "error", "needs_review": "needs review",
