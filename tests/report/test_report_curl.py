@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 import subprocess
-import sys
 
 import pytest
+from report_fixtures import litmus_run
 
 from litmus.report import findings as fd
 from litmus.results import load_results
@@ -82,17 +81,13 @@ def _me(req):
 def recorded(tmp_path):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "replay.yaml").write_text(SUITE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    env["API_TOKEN"] = TOKEN
     with Target() as target:
         target.route("/items", _items)
         target.route("/chat", _chat)
         target.route("/login", lambda req: (200, {"Content-Type": "application/json",
                                                   "Set-Cookie": f"session={SESSION}; Path=/"}, b'{"ok": true}'))
         target.route("/me", _me)
-        done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url, "--out", "out",
-                               "--format", "markdown"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=120)
+        done, env = litmus_run(tmp_path, target.base_url, {"API_TOKEN": TOKEN}, "--format", "markdown")
         assert done.returncode == 1, done.stderr  # the probes fail on purpose: every step is a finding
         result = load_results(tmp_path / "out" / "results.json")
         yield result, env, tmp_path, target

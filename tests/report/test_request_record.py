@@ -4,9 +4,8 @@ headers and the secrets behind its masks (what the curl needs), and runs numbere
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+
+from report_fixtures import litmus_run
 
 from support.target import Target
 
@@ -36,12 +35,9 @@ flows:
 def test_request_record_and_run_numbers(tmp_path):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "record.yaml").write_text(SUITE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    env["API_TOKEN"] = TOKEN
     with Target() as target:
         target.json("/ask", {"ok": True})
-        done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url, "--out", "out"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        done, _ = litmus_run(tmp_path, target.base_url, {"API_TOKEN": TOKEN})
     assert done.returncode == 1, done.stderr
     document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
     request = document["suites"][0]["flow_runs"][0]["steps"][0]["request"]

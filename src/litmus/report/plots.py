@@ -9,6 +9,7 @@ caption. Plots scale with the page (viewBox, width 100%), so they fit a 375 px s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from litmus.report.markup import Markup, esc, join, tag
 from litmus.results import FlowRunResult, SuiteResult, run_label, runs_per_flow
@@ -84,11 +85,10 @@ def pass_rate_bar(suite: SuiteResult) -> Markup:
 
 def status_grid(suite: SuiteResult, flow: str) -> Markup:
     """Rows are flow runs, columns the flow's steps; each cell the step's status as a shape."""
-    runs = [run for run in suite.flow_runs if run.flow == flow]
+    runs = list(_runs_of(suite, flow))
     steps: list[str] = []
-    for run in runs:
+    for run, _ in runs:
         steps += [step.name for step in run.steps if step.name not in steps]
-    totals = runs_per_flow(suite)
     shown = runs[:RUN_ROWS]
     cell, label_width, head = 18, 200, 16
     width = label_width + cell * max(len(steps), 1)
@@ -96,14 +96,14 @@ def status_grid(suite: SuiteResult, flow: str) -> Markup:
     for column, name in enumerate(steps):
         parts.append(f'<text class="axis" x="{label_width + column * cell + 9}" y="11" text-anchor="middle">'
                      f"{column + 1}<title>step {column + 1}: {esc(name)}</title></text>")
-    for row, run in enumerate(shown):
+    for row, (run, run_name) in enumerate(shown):
         y = head + row * cell
         parts.append(f'<text class="axis" x="{label_width - 6}" y="{y + 13}" text-anchor="end">'
-                     f"{esc(_clip(_run_name(run, totals[run.flow, run.scenario]), 32))}</text>")
+                     f"{esc(_clip(run_name, 32))}</text>")
         by_name = {step.name: step.status for step in run.steps}
         for column, name in enumerate(steps):
             status = by_name.get(name, "skipped")
-            title = f"{_run_name(run, totals[run.flow, run.scenario])}, {name}: {WORDS[status]}"
+            title = f"{run_name}, {name}: {WORDS[status]}"
             parts.append(mark(status, label_width + column * cell + 9, y + 9, 14, title))
     label = f"Status of each step in each of {len(runs)} flow runs of {flow}"
     svg = _svg(width, head + cell * len(shown) + 2, label, *parts)
@@ -113,6 +113,14 @@ def status_grid(suite: SuiteResult, flow: str) -> Markup:
     legend = join(badge(status) for status in ("passed", "failed", "error", "skipped"))
     steps_text = join((f"{i + 1} = {name}" for i, name in enumerate(steps)), " · ")
     return tag("figure", svg, tag("figcaption", caption, ". Steps: ", steps_text, ". ", legend))
+
+
+def _runs_of(suite: SuiteResult, flow: str) -> Iterator[tuple[FlowRunResult, str]]:
+    """The flow's runs, each with the name people read ("delayed-order, run 2 of 3")."""
+    totals = runs_per_flow(suite)
+    for run in suite.flow_runs:
+        if run.flow == flow:
+            yield run, _run_name(run, totals[run.flow, run.scenario])
 
 
 def _clip(text: str, limit: int) -> str:
@@ -164,17 +172,13 @@ def _strips(rows: list[tuple[str, list[tuple[float, str, str]], float | None]], 
 def latency_plot(suite: SuiteResult, flow: str) -> Markup | None:
     """Response time of each step across the flow's runs, with the `response_time` limit drawn."""
     rows: dict[str, tuple[list, list]] = {}
-    totals = runs_per_flow(suite)
-    for run in suite.flow_runs:
-        if run.flow != flow:
-            continue
+    for run, run_name in _runs_of(suite, flow):
         for step in run.steps:
             if step.response is None:
                 continue
             points, limits = rows.setdefault(step.name, ([], []))
             status = "failed" if step.status == "failed" else "passed"
-            points.append((step.response.elapsed_ms, status,
-                           f"{_run_name(run, totals[run.flow, run.scenario])}: {step.response.elapsed_ms:g} ms"))
+            points.append((step.response.elapsed_ms, status, f"{run_name}: {step.response.elapsed_ms:g} ms"))
             limits += [limit for o in step.assertions if o.type == "response_time"
                        if (limit := response_time_limit(o)) is not None]
     if not rows:
@@ -190,11 +194,7 @@ def latency_plot(suite: SuiteResult, flow: str) -> Markup | None:
 def judge_plot(suite: SuiteResult, flow: str) -> Markup | None:
     """Judge scores per judged assertion (and the Intent Evaluation) across runs, against thresholds."""
     rows: dict[str, tuple[list, list]] = {}
-    totals = runs_per_flow(suite)
-    for run in suite.flow_runs:
-        if run.flow != flow:
-            continue
-        where = _run_name(run, totals[run.flow, run.scenario])
+    for run, where in _runs_of(suite, flow):
         scored = [("Intent Evaluation", run.intent_evaluation)] if run.intent_evaluation.method == "judge" else []
         scored += [(f"{step.name} › {o.name or o.type}", o) for step in run.steps for o in step.assertions
                    if o.judge is not None]
