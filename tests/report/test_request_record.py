@@ -7,6 +7,8 @@ import json
 
 from report_fixtures import litmus_run
 
+from litmus.report import findings as fd
+from litmus.results import load_results
 from support.target import Target
 
 TOKEN = "tok-81c4-record-secret"
@@ -40,6 +42,7 @@ def test_request_record_and_run_numbers(tmp_path):
         done, _ = litmus_run(tmp_path, target.base_url, {"API_TOKEN": TOKEN})
     assert done.returncode == 1, done.stderr
     document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
+    result = load_results(tmp_path / "out" / "results.json")
     request = document["suites"][0]["flow_runs"][0]["steps"][0]["request"]
     assert request["probe_headers"] == ["Authorization", "X-Api-Key", "X-Trace"]
     assert request["headers"]["Authorization"] == "Bearer ***"  # shaped, the secret masked
@@ -48,6 +51,9 @@ def test_request_record_and_run_numbers(tmp_path):
     assert request["secrets"] == ["API_TOKEN", "API_TOKEN"]  # the url's mask, then the header's
     for path in (tmp_path / "out").iterdir():
         assert TOKEN not in path.read_text("utf-8") and "hard-coded-key" not in path.read_text("utf-8"), path.name
+    curl = fd.step_curl(result.suites[0].flow_runs[0], result.suites[0].flow_runs[0].steps[0])
+    assert "-H 'Authorization: Bearer '\"$API_TOKEN\"" in curl and "-H 'X-Api-Key: ***'" in curl
+    assert "*** is a value the results never hold" in curl  # said, since that header cannot be replayed
     # People count runs from 1; the data stays 0-based.
     assert [r["run_index"] for r in document["suites"][0]["flow_runs"]] == [0, 1, 2]
     assert "run 1 of 3" in done.stdout and "run 3 of 3" in done.stdout and "run 0" not in done.stdout

@@ -390,6 +390,8 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         argv += ["--data-raw", _shell_word(body, secrets)]
     command = " ".join(argv)
     notes = []
+    if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
+        notes.append("# *** is a value the results never hold (a credential or secret): put it in before running")
     if shortened:
         notes.append("# body shortened in the results: see report.html / results.json")
     if steps > 1:
