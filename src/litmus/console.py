@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from litmus.results import FlowRunResult, RunResult
+from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -47,7 +47,8 @@ class Console:
                 fr = event.flow_run
                 self._clear_progress()
                 print(f"{event.done}/{event.total} {self._status(fr.status)} "
-                      f"{clean(event.suite.name)} › {clean(fr.flow)}{_where(fr, fr.run_index > 0)}", file=self.out)
+                      f"{clean(event.suite.name)} › {clean(fr.flow)}{_where(fr, _flow_runs(event.suite, fr.flow))}",
+                      file=self.out)
         if self.progress and event.kind in ("started", "flow_run"):
             failed = f", {self._failed} failed" if self._failed else ""
             self.err.write(f"\r\x1b[K  {event.done}/{event.total} flow runs{failed}")
@@ -72,13 +73,13 @@ class Console:
     def failure_lines(self, result: RunResult) -> list[str]:
         lines: list[str] = []
         for suite in result.suites:
-            repeated = {f.flow for f in suite.flow_runs if f.run_index > 0}
+            runs = runs_per_flow(suite)
             body: list[str] = []
             # The suite's setup and teardown steps read like a flow's, named "setup" / "teardown".
             for step in suite.setup:
                 body.extend(self._step_lines(suite, "setup", step))
             for fr in suite.flow_runs:
-                where = _where(fr, fr.flow in repeated)
+                where = _where(fr, runs[fr.flow, fr.scenario])
                 for step in fr.steps:
                     body.extend(self._step_lines(suite, f"{clean(fr.flow)}{where}", step))
                 if fr.intent_evaluation.method == "judge" and fr.intent_evaluation.status != "passed":
@@ -153,10 +154,15 @@ class Console:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color and code else text
 
 
-def _where(fr: FlowRunResult, show_run: bool) -> str:
+def _flow_runs(suite, flow: str) -> int:
+    """Runs of a flow per scenario, from the model suite a progress event carries."""
+    return next((f.runs for f in suite.flows if f.name == flow), 1)
+
+
+def _where(fr: FlowRunResult, runs: int) -> str:
     parts = [clean(fr.scenario)] if fr.scenario else []
-    if show_run:
-        parts.append(f"run {fr.run_index + 1}")
+    if runs > 1:
+        parts.append(run_label(fr.run_index, runs))
     return f" [{', '.join(parts)}]" if parts else ""
 
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 SCHEMA_VERSION = 1
+# What a secret's value reads as wherever the document holds text.
+MASK = "***"
 
 AssertionStatus = Literal["passed", "failed", "error", "skipped", "needs_review"]
 StepStatus = Literal["passed", "failed", "error", "skipped"]
@@ -80,6 +83,10 @@ class RequestExcerpt:
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
     body_truncated: bool = False
+    # Headers the probe set (plus the computed Content-Type); None in older documents.
+    probe_headers: list[str] | None = None
+    # Secret names behind the request's `***` masks, in order of appearance (url, probe headers, body).
+    secrets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -214,6 +221,16 @@ class SuiteResult:
         """A setup step failed or errored: the flow runs were skipped, so the suite fails (even when
         its pass_threshold would let their rate pass)."""
         return any(step.status in ("failed", "error") for step in self.setup)
+
+
+def run_label(run_index: int, runs: int) -> str:
+    """How people count runs, "run 1 of 3"; `run_index` stays 0-based data."""
+    return f"run {run_index + 1} of {runs}"
+
+
+def runs_per_flow(suite: SuiteResult) -> Counter[tuple[str, str | None]]:
+    """How many runs each (flow, scenario) of a suite has: the "of N" of `run_label`."""
+    return Counter((flow_run.flow, flow_run.scenario) for flow_run in suite.flow_runs)
 
 
 @dataclass

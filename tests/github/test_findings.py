@@ -50,7 +50,7 @@ def test_annotations_levels_order_and_runs_folded():
     assert failed.message == (
         "json_path failed at $.items[3].price: expected 1, got 2 (+1 more mismatch)\n"
         "$.items[4].price: expected 1, got 3\n"
-        "(Shop › Ask › ask, 2 of 3 runs (run 0, 1))")
+        "(Shop › Ask › ask, 2 of 3 runs (runs 1, 2))")
     assert found[0].title == "Shop › Ask: Intent Evaluation failed" and "did not answer" in found[0].message
     assert found[1].title == "Shop › Ask › ask: no response" and "connection refused" in found[1].message
     assert found[4].title == "Shop › Ask › ask: schema could not be evaluated"

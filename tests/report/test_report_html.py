@@ -1,42 +1,134 @@
+"""The HTML report as a document: self-contained, inert, findings first, plots inline.
+
+How it behaves in a browser (filters, search, 375 px, load time) is tested in tests/browser/.
+"""
+
 from __future__ import annotations
 
+import json
 import re
+from html.parser import HTMLParser
 
-from markdown_it import MarkdownIt
+from report_fixtures import many_failures
 
+from litmus.report import findings as fd
 from litmus.report import render
+from litmus.report.html import FINDINGS_SHOWN
+from litmus.report.markup import script_json
 
 
-def test_self_contained_and_script_free(result):
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and the text of the scripts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def parse(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+def test_self_contained_and_inert(result):
     html = render("html", result)
     assert html.startswith("<!doctype html>")
-    assert "<script" not in html  # the fixture's response body holds one: it must stay text
+    tags = parse(html).tags
+    # Exactly our two scripts: the filters and their JSON. The fixture's `<script>alert(1)` is text.
+    assert [t for t, _ in tags if t == "script"] == ["script", "script"]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert not re.search(r"<(link|img|iframe|object|embed)\b", html)
-    assert not re.search(r"src=|url\(|@import", html)
+    assert not [t for t, _ in tags if t in ("link", "img", "iframe", "object", "embed")]
+    assert not re.search(r"\bsrc=|url\(|@import|https?://[^\"'<> ]*\.(js|css|woff2?)", html)
+    assert not any(name.startswith("on") for _, attrs in tags for name in attrs)  # no inline handlers
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
-    assert "@media print" in html and "@media (max-width: 600px)" in html
+    assert "@media print" in html and "prefers-color-scheme: dark" in html
 
 
-def test_has_the_comment_content_plus_full_excerpts(result):
+def test_the_scripts_json_cannot_close_the_script():
+    hostile = {"name": "</script><script>alert(1)</script><!--"}
+    text = script_json(hostile)
+    assert "<" not in text and json.loads(text) == hostile
+
+
+def test_findings_come_before_the_plots_and_the_outcome_table(result):
     html = render("html", result)
-    # From the comment: finding headings, mismatch table, judge, curl.
-    assert "<code>$.order.status</code>" in html
-    assert "decided by tier 2" in html
-    assert "curl -X POST" in html
-    # Only here: full response bodies, every judge tier, every flow run.
-    assert "Your order 1042 has shipped and arrives 5 December." in html
-    assert "Unsure about the date." in html  # tier 1 reason of an escalated verdict
-    assert "Flow runs of Users API" in html
-    assert "<details>" not in html  # nothing folded: readable in print
+    assert html.index('id="suites"') < html.index('id="findings"') < html.index('id="flows"') < html.index(
+        'id="outcomes"')
 
 
-def test_body_is_markdown_it_output_with_raw_html_off(result):
-    from litmus.report.html import markdown_renderer
-
-    renderer = markdown_renderer()
-    assert renderer.options["html"] is False
-    assert isinstance(renderer, MarkdownIt)
+def test_every_finding_once_with_its_status_and_fingerprint(result):
     html = render("html", result)
-    body = html.split("<main>\n", 1)[1].rsplit("</main>", 1)[0]
-    assert "<table>" in body and "<h2>" in body
+    expected = [(f.fingerprint, {"transport_error": "error"}.get(f.kind, f.kind)) for f in fd.collect(result)]
+    shown = [(a["data-fingerprint"], a["data-status"]) for t, a in parse(html).tags
+             if t == "details" and "finding" in a.get("class", "")]
+    assert sorted(shown) == sorted(expected)
+
+
+def test_failing_suites_come_first(result):
+    result.suites[0].verdict = "passed"  # Checkout assistant now passes; Users API still fails
+    html = render("html", result)
+    findings = html.split('id="findings"', 1)[1]
+    assert findings.index("Users API › List users") < findings.index("Checkout assistant › Ask about an order")
+
+
+def test_excerpts_once_per_step_not_per_finding(result):
+    html = render("html", result)
+    steps = {id(f.step) for f in fd.collect(result) if f.step is not None}
+    assert html.count("<summary>Request, response and curl</summary>") == len(steps)
+    for finding in re.findall(r'<details class="finding".*?</details>', html, re.S):
+        assert "HTTP 200" not in finding and "curl " not in finding  # the exchange is beside, not inside
+
+
+def test_the_failing_path_is_highlighted_in_the_pretty_printed_body(result):
+    html = render("html", result)
+    marks = [a["data-path"] for t, a in parse(html).tags if t == "mark"]
+    assert "$.order.status" in marks
+    assert re.search(r'<mark class="hl" data-path="\$\.order\.status"[^>]*>&quot;shipped&quot;</mark>', html)
+
+
+def test_mismatch_values_keep_their_json_type(result):
+    html = render("html", result)
+    assert "<code>&quot;delayed&quot;</code>" in html  # a string, quoted
+
+
+def test_status_is_shape_and_text_not_colour_or_emoji_alone(result):
+    html = render("html", result)
+    for status in ("failed", "error", "needs_review", "passed", "skipped"):
+        assert f'<symbol id="s-{status}"' in html
+    assert not re.search("[\u2705\u274c\U0001f50c\u26a0\U0001f9d0\u23ed]", html)  # no emoji needed
+
+
+def test_plots_are_inline_svg(result):
+    html = render("html", result)
+    flows = html.split('id="flows"', 1)[1]
+    assert flows.count('aria-label="Status of each step') == 2  # one grid per flow
+    assert 'aria-label="Response time per step of Ask about an order' in flows
+    assert 'aria-label="Judge scores of Ask about an order' in flows
+    assert 'class="limit"' in flows  # the threshold line of the judge plot
+
+
+def test_runs_are_counted_from_one(result):
+    html = render("html", result)
+    assert "run 1 of 2" in html and "run 2 of 2" in html
+    assert "run 0" not in html
+
+
+def test_a_huge_run_is_cut_with_a_note():
+    html = render("html", many_failures(3_000))
+    assert html.count('class="finding"') == FINDINGS_SHOWN
+    assert f"{3_000 - FINDINGS_SHOWN} more findings not shown here" in html
+    assert html.rstrip().endswith("</html>")

@@ -28,7 +28,7 @@ FORMATS: dict[str, Format] = {
     "sarif": Format("litmus.report.sarif", "litmus.sarif", "SARIF 2.1.0 for GitHub code scanning"),
     "junit": Format("litmus.report.junit", "junit.xml", "JUnit XML for test reporters"),
     "markdown": Format("litmus.report.markdown", "comment.md", "the sticky PR comment (65,536 characters at most)"),
-    "html": Format("litmus.report.html", "report.html", "a self-contained HTML report with full excerpts"),
+    "html": Format("litmus.report.html", "report.html", "a self-contained HTML report: findings first, filters, plots"),
     "summary": Format("litmus.report.summary", "summary.md", "the job summary for $GITHUB_STEP_SUMMARY (1 MiB)"),
 }
 

@@ -19,10 +19,12 @@ import hashlib
 import json
 import shlex
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from litmus.results import (
+    MASK,
     AssertionOutcome,
     FlowRunResult,
     IntentEvaluation,
@@ -124,10 +126,26 @@ class Finding:
         return " › ".join(parts)
 
     def runs_text(self) -> str:
+        """"2 of 3 runs (runs 1, 3)": people count runs from 1; `run_index` is 0-based data."""
         if self.total_runs <= 1:
             return ""
-        listed = ", ".join(str(i) for i in self.runs)
-        return f"{len(self.runs)} of {self.total_runs} runs (run {listed})"
+        listed = ", ".join(str(i + 1) for i in self.runs)
+        return f"{len(self.runs)} of {self.total_runs} runs (run{'s' if len(self.runs) > 1 else ''} {listed})"
+
+
+# Worst first: what a reviewer reads first within a suite.
+SEVERITY = {"failed": 0, "transport_error": 0, "error": 1, "needs_review": 2}
+
+
+def reading_order(findings: list[Finding]) -> list[Finding]:
+    """Failing suites first; within a suite, the flow › step groups by their worst finding, then
+    findings by severity, each in probe-file order (so groups stay together)."""
+    worst: dict[tuple[int, str], tuple[int, tuple]] = {}
+    for f in findings:
+        key = (id(f.suite), f.where)
+        worst[key] = min(worst.get(key, (9, f.order)), (SEVERITY[f.kind], f.order))
+    return sorted(findings, key=lambda f: (f.suite.verdict != "failed", f.order[0], worst[id(f.suite), f.where],
+                                           SEVERITY[f.kind], f.order))
 
 
 def _assertion_keys(step: StepResult) -> list[str]:
@@ -193,12 +211,62 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
                         (step_index, index))
 
 
+@dataclass(frozen=True)
+class Verdict:
+    status: Literal["passed", "passed_with_findings", "failed", "nothing"]
+    text: str  # "1 of 2 suites failed", "1 suite passed with 3 findings", "all 2 suites passed"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def run_verdict(result: RunResult, findings: list[Finding]) -> Verdict:
+    """The one-line verdict every report heads with. It never contradicts the findings below it:
+    suites that passed their pass_threshold with findings are "passed with N findings"."""
+    suites = result.suites
+    failed = sum(s.verdict == "failed" for s in suites)
+    if not suites:
+        return Verdict("nothing", "no suites ran")
+    if failed:
+        return Verdict("failed", f"{failed} of {_plural(len(suites), 'suite')} failed")
+    counted = "" if len(suites) == 1 else "all "
+    if findings:
+        return Verdict("passed_with_findings",
+                       f"{counted}{_plural(len(suites), 'suite')} passed with {_plural(len(findings), 'finding')}")
+    return Verdict("passed", f"{counted}{_plural(len(suites), 'suite')} passed")
+
+
+def suite_verdict(suite: SuiteResult, findings: list[Finding]) -> str:
+    """"failed", "passed", or "passed with 3 findings"."""
+    count = sum(f.suite is suite for f in findings)
+    if suite.verdict == "passed" and count:
+        return f"passed with {_plural(count, 'finding')}"
+    return suite.verdict
+
+
+def judge_ran(result: RunResult) -> bool:
+    """Whether any judge call was made or answered from the cache (else judge figures are all zero)."""
+    totals = result.judge
+    return bool(totals.calls or totals.cached or any(
+        record.tiers for suite in result.suites for record in _judge_records(suite)))
+
+
+def _judge_records(suite: SuiteResult) -> list[JudgeRecord]:
+    records = []
+    for flow_run in suite.flow_runs:
+        if flow_run.intent_evaluation.judge:
+            records.append(flow_run.intent_evaluation.judge)
+        records += [o.judge for step in flow_run.steps for o in step.assertions if o.judge]
+    return records
+
+
 # ---- text pieces shared by the reporters (plain text; each format escapes them itself) ----
 
 def show(value: Any, limit: int = 300) -> str:
-    """A mismatch value as a reviewer should read it: strings as they are, anything else as JSON."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return clip(text, limit)
+    """A value as JSON, so its type shows: the string `"12.50"` is not the number `12.50`, and a list
+    is not its JSON text."""
+    return clip(json.dumps(value, ensure_ascii=False, sort_keys=True), limit)
 
 
 def clip(text: str, limit: int) -> str:
@@ -259,6 +327,16 @@ def summary_sentence(finding: Finding) -> str:
     return f"{finding.label} failed: {finding.reason}"
 
 
+def extra_reason(finding: Finding) -> str | None:
+    """The reason, when the headline and the judge line do not already say it (said once)."""
+    reason = finding.reason
+    if not reason or reason in summary_sentence(finding) or reason == judge_reason(finding):
+        return None
+    if finding.outcome is not None and finding.outcome.mismatches:
+        return None  # the mismatch table says it, row by row
+    return reason
+
+
 def context_text(finding: Finding) -> str:
     """Where and how often: flow › step, scenario, runs."""
     parts = [finding.where]
@@ -288,24 +366,76 @@ def response_text(step: StepResult) -> str:
 
 # Headers curl sets itself from the command: repeating them breaks the command once the body is edited.
 _CURL_COMPUTES = {"content-length", "connection", "host"}
+# What requests adds to every request, for documents without `probe_headers`: not the probe's headers.
+_LIBRARY_DEFAULTS = {"user-agent", "accept", "accept-encoding", "connection", "cookie"}
+COOKIE_JAR = "cookies.txt"
 
 
-def curl_command(request: RequestExcerpt, body_limit: int | None = None) -> str:
-    """A shell-quoted curl reproducing the (already redacted) request."""
+def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_index: int = 0,
+                 steps: int = 1) -> str:
+    """A curl that replays the (already redacted) request: the probe's headers only, each secret as
+    "$NAME" (its environment variable), `--compressed` when the request accepted gzip, and for a flow
+    of several steps a cookie jar the steps share, as the flow's session did."""
+    if request.probe_headers is None:
+        names = [n for n in request.headers if n.lower() not in _LIBRARY_DEFAULTS]
+    else:
+        names = [n for n in request.probe_headers if n in request.headers]
+    names = [n for n in names if n.lower() not in _CURL_COMPUTES]
+    secrets = iter(request.secrets)
     argv = ["curl"]
+    accepted = " ".join(v for n, v in request.headers.items() if n.lower() == "accept-encoding")
+    if "gzip" in accepted:
+        argv.append("--compressed")
+    if steps > 1:
+        argv += ["-b", COOKIE_JAR, "-c", COOKIE_JAR] if step_index else ["-c", COOKIE_JAR]
     if request.method.upper() != "GET":
-        argv += ["-X", request.method.upper()]
-    argv.append(request.url)
-    for name, value in request.headers.items():
-        if name.lower() not in _CURL_COMPUTES:
-            argv += ["-H", f"{name}: {value}"]
+        argv += ["-X", shlex.quote(request.method.upper())]
+    argv.append(_shell_word(request.url, secrets))
+    for name in names:
+        argv += ["-H", _shell_word(f"{name}: {request.headers[name]}", secrets)]
+    shortened = request.body_truncated
     if request.body is not None:
-        body = request.body if body_limit is None else clip(request.body, body_limit)
-        argv += ["--data-raw", body]
-    command = shlex.join(argv)
-    if request.body_truncated or (body_limit is not None and request.body and len(request.body) > body_limit):
-        command += "  # body shortened in the results: see report.html / results.json"
-    return command
+        body = request.body
+        if body_limit is not None and len(body) > body_limit:
+            body, shortened = clip(body, body_limit), True
+        argv += ["--data-raw", _shell_word(body, secrets)]
+    command = " ".join(argv)
+    notes = []
+    if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
+        notes.append("# *** is a value the results never hold (a credential or secret): put it in before running")
+    if shortened:
+        notes.append("# body shortened in the results: see report.html / results.json")
+    if steps > 1:
+        notes.append("# run the flow's earlier steps first: they fill cookies.txt, as the flow's session did"
+                     if step_index else "# saves the cookies the flow's later steps send (cookies.txt)")
+    return "\n".join([command, *notes]) if notes else command
+
+
+def step_curl(flow_run: FlowRunResult, step: StepResult, body_limit: int | None = None) -> str | None:
+    """The curl of one step of a flow run (None when no request was sent)."""
+    if step.request is None:
+        return None
+    index = next(i for i, s in enumerate(flow_run.steps) if s is step)
+    return curl_command(step.request, body_limit, index, len(flow_run.steps))
+
+
+def _shell_word(text: str, secrets: Iterator[str]) -> str:
+    """One shell word: literal text single-quoted, and each `***` a named secret stands behind as
+    "$NAME" (a mask of unknown origin stays literal)."""
+    pieces = text.split(MASK)
+    out, literal = [], pieces[0]
+    for piece in pieces[1:]:
+        name = next(secrets, None)
+        if name is None:
+            literal += MASK + piece
+            continue
+        if literal:
+            out.append(shlex.quote(literal))
+        out.append(f'"${name}"')
+        literal = piece
+    if literal or not out:
+        out.append(shlex.quote(literal))
+    return "".join(out)
 
 
 @dataclass
@@ -322,19 +452,10 @@ class SuiteStats:
 
 def suite_stats(suite: SuiteResult) -> SuiteStats:
     """Per-suite counts. Judge figures come from the judge records of its outcomes and intent evaluations."""
-    assertions: Counter[str] = Counter()
-    records: list[JudgeRecord] = []
-    needs_review = 0
-    for flow_run in suite.flow_runs:
-        intent = flow_run.intent_evaluation
-        needs_review += intent.status == "needs_review"
-        if intent.judge:
-            records.append(intent.judge)
-        for step in flow_run.steps:
-            for outcome in step.assertions:
-                assertions[outcome.status] += 1
-                if outcome.judge:
-                    records.append(outcome.judge)
+    assertions: Counter[str] = Counter(o.status for flow_run in suite.flow_runs for step in flow_run.steps
+                                       for o in step.assertions)
+    records = _judge_records(suite)
+    needs_review = sum(flow_run.intent_evaluation.status == "needs_review" for flow_run in suite.flow_runs)
     tiers = [tier for record in records for tier in record.tiers]
     return SuiteStats(
         runs_passed=sum(run.status == "passed" for run in suite.flow_runs),

@@ -1,66 +1,497 @@
-"""The HTML report (`report.html`): one self-contained file, readable offline, on a phone and in print.
+"""The HTML report (`report.html`): one self-contained file a reviewer opens, offline, on a phone,
+in print, with or without JavaScript.
 
-Content: everything the comment has, uncapped, plus each flow run's Intent Evaluation, every judge
-tier, and the full request/response excerpts the results hold. It is the Markdown of
-`litmus.report.markdown` (flavour FULL) rendered by markdown-it-py with raw HTML disabled, so
-nothing from a response or a judge can open a tag; the page around it is ours. Inline CSS only,
-no script, no external asset.
+Order of the page: the verdict and counts; per suite a pass-rate bar against its threshold;
+then the **findings first**, grouped by suite and flow (failing suites first, worst first), each
+expandable with its mismatch table, judge tiers and reason; the request, the response (JSON
+pretty-printed, the failing paths highlighted, bounded) and the curl are shown once per step, not
+once per finding. Then plots per flow (runs x steps status grid, latency strips with the
+`response_time` limit, judge scores against the threshold) and every outcome in one table.
+
+Filters (status chips, suite, flow, text search) are a small inline script; without it every
+finding is simply shown. Status is text plus shape as well as colour. Everything from a response
+or a judge is escaped by `litmus.report.markup` (nothing is raw HTML); the JSON the script reads is
+escaped for `</script>`. No external asset, no network.
 """
 
 from __future__ import annotations
 
-from html import escape
+import json
+from collections.abc import Iterator
+from typing import Any
 
-from markdown_it import MarkdownIt
+from litmus.assertions._jsonpaths import format_path
+from litmus.report import findings as fd
+from litmus.report import plots
+from litmus.report.markup import Markup, esc, join, script_json, tag, void
+from litmus.report.options import Options, probe_url
+from litmus.results import RunResult, StepResult, run_label, runs_per_flow
 
-from litmus.report.markdown import FULL, document
-from litmus.report.options import Options
-from litmus.results import RunResult
+BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
+JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
+# Findings drawn in full: past a few thousand the page gets too heavy to open, and the first ones
+# tell the story (results.json and junit.xml hold all; every outcome is still in the table below).
+FINDINGS_SHOWN = 2_000
+CHIPS = ("failed", "error", "needs_review", "skipped", "passed")
+# A finding's kind as the status a filter chip selects: "no response" is an error of the step.
+CHIP_OF = {"failed": "failed", "transport_error": "error", "error": "error", "needs_review": "needs_review"}
+VERDICT_STATUS = {"passed": "passed", "passed_with_findings": "needs_review", "failed": "failed", "nothing": "error"}
 
 CSS = """
-:root { color-scheme: light dark; --fg: #1f2328; --bg: #fff; --muted: #59636e; --line: #d1d9e0; --code: #f6f8fa; }
+:root { color-scheme: light dark; --fg: #1f2328; --bg: #fff; --muted: #59636e; --line: #d1d9e0; --code: #f6f8fa;
+  --pass: #1a7f37; --fail: #cf222e; --err: #9a6700; --rev: #8250df; --skip: #59636e; --hl: #fff8c5; --link: #0969da; }
 @media (prefers-color-scheme: dark) {
-  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #3d444d; --code: #161b22; }
+  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #3d444d; --code: #161b22;
+    --pass: #3fb950; --fail: #ff7b72; --err: #d29922; --rev: #bc8cff; --skip: #9198a1; --hl: #5a4a00; --link: #4493f8; }
 }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg);
   font: 15px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", Helvetica, Arial, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 1rem; overflow-wrap: anywhere; }
-h1, h2, h3, h4 { line-height: 1.25; margin: 1.5rem 0 .5rem; }
-h2 { border-bottom: 1px solid var(--line); padding-bottom: .3rem; }
-h4 { font-size: 1rem; }
-a { color: #0969da; }
+main { max-width: 1100px; margin: 0 auto; padding: 1rem; }
+h1, h2, h3, h4 { line-height: 1.25; margin: 1.25rem 0 .5rem; overflow-wrap: anywhere; }
+h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid var(--line); padding-bottom: .3rem; }
+h4 { font-size: 1rem; margin: .5rem 0; }
+a { color: var(--link); }
+p, li, td, summary, figcaption { overflow-wrap: anywhere; }
 code, pre { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); }
 code { padding: .1em .3em; border-radius: 4px; }
-pre { padding: .75rem; border-radius: 6px; overflow-x: auto; white-space: pre-wrap; }
-pre code { padding: 0; }
-table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse; margin: .5rem 0; }
+pre { padding: .75rem; border-radius: 6px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere;
+  max-height: 32rem; overflow-y: auto; margin: .25rem 0 .75rem; }
+.scroll { max-width: 100%; overflow-x: auto; }
+table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; vertical-align: top; }
-th { background: var(--code); }
-hr { border: 0; border-top: 1px solid var(--line); }
+th { background: var(--code); white-space: nowrap; }
+.ic { width: 1em; height: 1em; vertical-align: -.15em; fill: currentColor; }
+.st-passed { color: var(--pass); fill: var(--pass); } .st-failed { color: var(--fail); fill: var(--fail); }
+.st-error { color: var(--err); fill: var(--err); } .st-needs_review { color: var(--rev); fill: var(--rev); }
+.st-skipped { color: var(--skip); fill: var(--skip); }
+.badge { display: inline-block; white-space: nowrap; font-weight: 600; margin-right: .6rem; }
+.verdict { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+.facts { color: var(--muted); margin: .25rem 0; }
+.suites { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: .75rem; }
+.suite-card { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
+.suite-card h3 { margin: 0 0 .25rem; font-size: 1rem; }
+.plot { max-width: 100%; height: auto; display: block; } .plot.bar { width: 100%; }
+.plot text { fill: var(--muted); font: 10px ui-monospace, Menlo, Consolas, monospace; }
+.plot .track { fill: var(--code); stroke: var(--line); }
+.plot .limit { stroke: var(--fg); stroke-width: 2; stroke-dasharray: 3 2; fill: none; }
+.plot .grid { stroke: var(--line); }
+figure { margin: .5rem 0 1rem; } figcaption { color: var(--muted); font-size: .9rem; }
+.filters { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line);
+  padding: .5rem 0; z-index: 1; display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
+.filters[hidden] { display: none; }
+.chip { border: 1px solid var(--line); border-radius: 1rem; background: var(--bg); color: var(--fg);
+  padding: .15rem .6rem; font: inherit; cursor: pointer; }
+.chip[aria-pressed="true"] { background: var(--code); border-color: currentColor; font-weight: 600; }
+.chip[aria-pressed="false"] { opacity: .75; text-decoration: line-through; }
+.filters select, .filters input { font: inherit; max-width: 100%; padding: .15rem .3rem; background: var(--bg);
+  color: var(--fg); border: 1px solid var(--line); border-radius: 4px; }
+.filters input { flex: 1 1 10rem; min-width: 0; }
+.step { border-left: 3px solid var(--line); padding-left: .75rem; margin: .75rem 0; }
+details.finding { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
+details.finding > summary { cursor: pointer; font-weight: 600; }
+details.finding[open] > summary { margin-bottom: .4rem; }
+.muted { color: var(--muted); }
+mark.hl { background: var(--hl); color: inherit; outline: 2px solid var(--fail); border-radius: 2px; }
+.hidden { display: none !important; }
+.hide-failed [data-status="failed"]:not(.chip), .hide-error [data-status="error"]:not(.chip),
+.hide-needs_review [data-status="needs_review"]:not(.chip), .hide-skipped [data-status="skipped"]:not(.chip),
+.hide-passed [data-status="passed"]:not(.chip) { display: none; }
+tr.run th { background: var(--bg); text-align: left; }
+tr[data-status] td.s { white-space: nowrap; font-weight: 600; }
+tr[data-status="passed"] td.s { color: var(--pass); } tr[data-status="failed"] td.s { color: var(--fail); }
+tr[data-status="error"] td.s { color: var(--err); } tr[data-status="needs_review"] td.s { color: var(--rev); }
+tr[data-status="skipped"] td.s { color: var(--skip); }
+tr[data-status="passed"] td.s::before { content: "\\2713  "; }
+tr[data-status="failed"] td.s::before { content: "\\2715  "; }
+tr[data-status="error"] td.s::before { content: "\\25B2  "; }
+tr[data-status="needs_review"] td.s::before { content: "\\25C6  "; }
+tr[data-status="skipped"] td.s::before { content: "\\2013  "; }
 @media (max-width: 600px) { body { font-size: 14px; } main { padding: .5rem; } th, td { padding: .2rem .4rem; } }
 @media print {
-  :root { --fg: #000; --bg: #fff; --code: #f4f4f4; }
-  main { max-width: none; padding: 0; }
+  :root { --fg: #000; --bg: #fff; --code: #f4f4f4; --muted: #333; }
+  main { max-width: none; padding: 0; } .filters { display: none !important; }
   a { color: inherit; text-decoration: underline; }
-  table { display: table; }
-  pre { white-space: pre-wrap; overflow: visible; }
-  h2, h3, h4 { break-after: avoid; }
-  pre, tr { break-inside: avoid; }
+  pre { white-space: pre-wrap; overflow: visible; max-height: none; }
+  h2, h3, h4 { break-after: avoid; } pre, tr, figure, details.finding { break-inside: avoid; }
+  .hidden, [data-status]:not(.chip) { display: revert !important; }
 }
 """
 
-
-def markdown_renderer() -> MarkdownIt:
-    """CommonMark plus GFM tables and strikethrough; raw HTML off, so untrusted text stays text."""
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+# Filters: status chips, suite, flow, search. Written for the elements render() makes; no library.
+SCRIPT = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("litmus-data").textContent);
+  var bar = document.getElementById("filters");
+  var root = document.body;
+  // Status chips switch a class on <body> (CSS hides those statuses): O(1), even for 30,000 rows.
+  // Suite, flow and search mark the elements they exclude, only when one of them is set.
+  var findings = Array.prototype.slice.call(document.querySelectorAll("details.finding"));
+  var rows = null;
+  var groups = Array.prototype.slice.call(document.querySelectorAll("[data-group]"));
+  var on = {}, suite = "", flow = "", words = [], narrowed = false;
+  var chips = Array.prototype.slice.call(bar.querySelectorAll(".chip"));
+  chips.forEach(function (chip) { on[chip.dataset.status] = chip.getAttribute("aria-pressed") === "true"; });
+  function fill(select, names) {
+    names.forEach(function (name) { select.appendChild(new Option(name, name)); });
+  }
+  var suiteSelect = document.getElementById("f-suite"), flowSelect = document.getElementById("f-flow");
+  fill(suiteSelect, data.suites);
+  fill(flowSelect, data.flows);
+  var texts = new Map();
+  function text(el) {
+    if (!texts.has(el)) { texts.set(el, el.textContent.toLowerCase()); }
+    return texts.get(el);
+  }
+  function kept(el) {
+    var where = el.dataset.suite === undefined ? el.parentNode.dataset : el.dataset;
+    return (!suite || where.suite === suite) && (!flow || where.flow === flow)
+      && words.every(function (w) { return text(el).indexOf(w) !== -1; });
+  }
+  function narrow() {
+    var active = Boolean(suite || flow || words.length);
+    if (!active && !narrowed) { return; }
+    rows = rows || Array.prototype.slice.call(document.querySelectorAll("tr[data-status]"));
+    findings.concat(rows).forEach(function (el) { el.classList.toggle("hidden", active && !kept(el)); });
+    narrowed = active;
+  }
+  function apply() {
+    chips.forEach(function (chip) { root.classList.toggle("hide-" + chip.dataset.status, !on[chip.dataset.status]); });
+    var shown = 0;
+    findings.forEach(function (el) { shown += on[el.dataset.status] && !el.classList.contains("hidden") ? 1 : 0; });
+    groups.forEach(function (group) {
+      var any = Array.prototype.some.call(group.querySelectorAll("details.finding"), function (el) {
+        return on[el.dataset.status] && !el.classList.contains("hidden");
+      });
+      group.classList.toggle("hidden", !any);
+    });
+    document.getElementById("f-count").textContent = shown + " of " + data.findings + " findings shown";
+  }
+  chips.forEach(function (chip) {
+    chip.addEventListener("click", function () {
+      on[chip.dataset.status] = !on[chip.dataset.status];
+      chip.setAttribute("aria-pressed", String(on[chip.dataset.status]));
+      apply();
+    });
+  });
+  suiteSelect.addEventListener("change", function () { suite = suiteSelect.value; narrow(); apply(); });
+  flowSelect.addEventListener("change", function () { flow = flowSelect.value; narrow(); apply(); });
+  document.getElementById("f-search").addEventListener("input", function (event) {
+    words = event.target.value.toLowerCase().split(/\s+/).filter(Boolean);
+    narrow();
+    apply();
+  });
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  });
+  bar.hidden = false;
+  apply();
+})();
+"""
 
 
 def render(result: RunResult, **options) -> str:
-    body = markdown_renderer().render(document(result, Options(**options), FULL))
-    title = escape(f"Litmus report: {result.verdict}")
+    opts = Options(**options)
+    findings = fd.reading_order(fd.collect(result))
+    verdict = fd.run_verdict(result, findings)
+    body = join([
+        plots.symbols(),
+        _header(result, opts, findings, verdict),
+        _suites(result, opts, findings),
+        _findings(result, opts, findings),
+        _flows(result),
+        _outcomes(result),
+    ])
+    data = {"findings": min(len(findings), FINDINGS_SHOWN), "suites": [s.name for s in result.suites],
+            "flows": sorted({run.flow for s in result.suites for run in s.flow_runs})}
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n"
+        f"<title>{esc(f'Litmus: {verdict.text}')}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<main>\n{body}\n</main>\n"
+        f"<script type=\"application/json\" id=\"litmus-data\">{script_json(data)}</script>\n"
+        f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
+
+
+# ---- header and suites ----
+
+def _header(result: RunResult, options: Options, findings: list[fd.Finding], verdict: fd.Verdict) -> Markup:
+    counts = [f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"]
+    counts += [f"{n} {word}" for kind, word in (("failed", "failed"), ("transport_error", "no response"),
+                                                ("error", "could not be evaluated"),
+                                                ("needs_review", "need human review"))
+               if (n := sum(f.kind == kind for f in findings))]
+    counts.append(f"{sum(len(s.flow_runs) for s in result.suites)} flow runs")
+    facts = []
+    sha = options.sha or result.run.git_sha
+    if sha:
+        facts.append(join(["commit ", tag("code", sha[:12])]))
+    if result.run.base_url:
+        facts.append(join(["target ", tag("code", result.run.base_url)]))
+    if result.run.shard:
+        facts.append(f"shard {result.run.shard}")
+    facts.append(f"started {result.run.started_at}")
+    parts = [tag("h1", plots.badge(VERDICT_STATUS[verdict.status], "Litmus:"), verdict.text, class_="verdict"),
+             tag("p", join(counts, " · "), class_="facts"), tag("p", join(facts, " · "), class_="facts")]
+    if result.run.interrupted:
+        parts.append(tag("p", plots.badge("error", "The run was interrupted:"), " results are incomplete."))
+    if fd.judge_ran(result):
+        totals = result.judge
+        parts.append(tag("p", f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} "
+                              f"escalated · {totals.needs_review} need review · {totals.input_tokens:,} input + "
+                              f"{totals.output_tokens:,} output tokens", class_="facts"))
+    return tag("header", *parts)
+
+
+def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> Markup:
+    if not result.suites:
+        return tag("p", "No suites ran.")
+    cards = []
+    for suite in sorted(result.suites, key=lambda s: s.verdict != "failed"):
+        stats = fd.suite_stats(suite)
+        words = fd.suite_verdict(suite, findings)
+        status = "needs_review" if words.startswith("passed with") else suite.verdict
+        url = probe_url(result, options, suite.file, suite.line)
+        name = tag("a", suite.name, href=url) if url else suite.name
+        cards.append(tag(
+            "div", tag("h3", name), plots.badge(status, words), plots.pass_rate_bar(suite),
+            tag("p", f"{stats.runs_passed} of {stats.runs_total} flow runs passed = {suite.pass_rate:g}% "
+                     f"(needs {suite.pass_threshold:g}%)", class_="muted"),
+            tag("p", tag("code", suite.file), class_="muted"),
+            class_="suite-card",
+        ))
+    return tag("section", tag("h2", "Suites"), tag("div", *cards, class_="suites"), id="suites")
+
+
+# ---- findings ----
+
+def _filters(findings: list[fd.Finding], result: RunResult) -> Markup:
+    counts = {status: sum(CHIP_OF[f.kind] == status for f in findings) for status in CHIPS}
+    outcomes = [o.status for *_, o in result.iter_outcomes()]
+    counts["skipped"], counts["passed"] = outcomes.count("skipped"), outcomes.count("passed")
+    chips = [tag("button", plots.icon(status), f" {plots.WORDS[status]} ({counts[status]})", type="button",
+                 class_=f"chip st-{status}", data_status=status,
+                 aria_pressed="true" if status not in ("passed", "skipped") else "false")
+             for status in CHIPS]
+    return tag(
+        "div", *chips,
+        tag("label", "Suite ", tag("select", tag("option", "all suites", value=""), id="f-suite")),
+        tag("label", "Flow ", tag("select", tag("option", "all flows", value=""), id="f-flow")),
+        void("input", type="search", id="f-search", placeholder="Search findings", aria_label="Search findings"),
+        tag("span", id="f-count", class_="muted", aria_live="polite"),
+        id="filters", class_="filters", hidden=True,
+    )
+
+
+def _findings(result: RunResult, options: Options, findings: list[fd.Finding]) -> Markup:
+    title = tag("h2", f"Findings ({len(findings)})")
+    if not findings:
+        return tag("section", title, tag("p", "No findings: every evaluated assertion passed."), id="findings")
+    blocks = []
+    for suite_findings in _grouped(findings[:FINDINGS_SHOWN], lambda f: id(f.suite)):
+        flows = []
+        for flow_findings in _grouped(suite_findings, lambda f: f.flow_run.flow):
+            first = flow_findings[0]
+            steps = [_step_block(result, options, group) for group in _grouped(flow_findings, _step_key)]
+            flows.append(tag("div", tag("h3", f"{first.suite.name} › {first.flow_run.flow}"), *steps,
+                             data_group="flow"))
+        blocks.append(tag("section", *flows, data_group="suite"))
+    if len(findings) > FINDINGS_SHOWN:
+        blocks.append(tag("p", tag("strong", f"{len(findings) - FINDINGS_SHOWN} more findings not shown here"),
+                          " (the first ", str(FINDINGS_SHOWN), " are): results.json and junit.xml hold every one."))
+    return tag("section", title, _filters(findings, result), *blocks, id="findings")
+
+
+def _grouped(items: list, key) -> Iterator[list]:
+    """Consecutive items with the same key (the reading order already keeps groups together)."""
+    group: list = []
+    current = object()
+    for item in items:
+        k = key(item)
+        if group and k != current:
+            yield group
+            group = []
+        current = k
+        group.append(item)
+    if group:
+        yield group
+
+
+def _step_key(finding: fd.Finding):
+    return id(finding.step) if finding.step is not None else ("intent", id(finding.flow_run))
+
+
+def _step_block(result: RunResult, options: Options, members: list[fd.Finding]) -> Markup:
+    """The findings of one step (of one flow run), then that step's exchange, shown once."""
+    first = members[0]
+    step = first.step
+    heading = "Intent Evaluation" if step is None else f"step {step.name}"
+    where = [heading]
+    if first.scenario:
+        where.append(f"scenario {first.scenario}")
+    runs = runs_per_flow(first.suite)[first.flow_run.flow, first.scenario]
+    if runs > 1:
+        where.append(f"shown: {run_label(first.flow_run.run_index, runs)}")
+    parts = [tag("h4", " · ".join(where))]
+    parts += [_finding(result, options, f) for f in members]
+    if step is not None:
+        paths = {m.path for f in members if f.outcome for m in f.outcome.mismatches}
+        parts.append(_exchange(first, step, paths))
+    return tag("div", *parts, class_="step", data_group="step")
+
+
+def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup:
+    chip = CHIP_OF[finding.kind]
+    badge_status = "error" if finding.kind == "transport_error" else finding.kind
+    location = f"{finding.suite.file}:{finding.line}:{finding.column}"
+    url = probe_url(result, options, finding.suite.file, finding.line)
+    facts = [tag("a", tag("code", location), href=url) if url else tag("code", location),
+             join(["rule ", tag("code", finding.rule)])]
+    if finding.runs_text():
+        facts.append(finding.runs_text())
+    body = [tag("p", join(facts, " · "), class_="muted")]
+    reason = fd.extra_reason(finding)
+    if reason:
+        body.append(tag("p", reason))
+    if finding.outcome is not None and finding.outcome.mismatches:
+        body.append(_table(["path", "expected", "actual", "reason"],
+                           [[tag("code", m.path), tag("code", fd.show(m.expected, 2_000)),
+                             tag("code", fd.show(m.actual, 2_000)), m.reason] for m in finding.outcome.mismatches]))
+    judge = fd.judge_text(finding)
+    if judge:
+        judge_reason = fd.judge_reason(finding)
+        body.append(tag("p", tag("strong", "Judge: "), judge, f". {judge_reason}" if judge_reason else ""))
+        body.append(_table(
+            ["Tier", "Judge", "Score", "Cached", "Latency", "Tokens in / out", "Reason"],
+            [[str(i + 1), f"{t.provider}/{t.model}", "unparseable" if t.score is None else f"{t.score:g}",
+              "yes" if t.cached else "no", f"{t.latency_ms:g} ms", f"{t.input_tokens} / {t.output_tokens}", t.reason]
+             for i, t in enumerate(finding.judge.tiers)]))
+    if finding.step is None:
+        body.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
+    summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
+                  fd.clip(fd.summary_sentence(finding), 300))
+    return tag("details", summary, *body, class_="finding", data_status=chip, data_suite=finding.suite.name,
+               data_flow=finding.flow_run.flow, data_fingerprint=finding.fingerprint)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> Markup:
+    head = tag("tr", *(tag("th", name, scope="col") for name in header))
+    return tag("div", tag("table", tag("thead", head), tag("tbody", *(tag("tr", *(tag("td", c) for c in row))
+                                                                        for row in rows))), class_="scroll")
+
+
+def _exchange(finding: fd.Finding, step: StepResult, paths: set[str]) -> Markup:
+    parts = []
+    request = step.request
+    if request is None:
+        parts.append(tag("p", f"No request was sent: {step.error or 'skipped'}."))
+    else:
+        head = "\n".join([f"{request.method} {request.url}", *(f"{k}: {v}" for k, v in request.headers.items())])
+        note = " (body shortened)" if request.body_truncated else ""
+        parts += [tag("h4", f"Request{note}"), tag("pre", head + (f"\n\n{request.body}" if request.body else ""))]
+    response = step.response
+    if response is not None:
+        head = "\n".join([f"HTTP {response.status} ({response.elapsed_ms:g} ms, {response.size} bytes)",
+                          *(f"{k}: {v}" for k, v in response.headers.items())])
+        note = " (body shortened)" if response.truncated or response.body_excerpt_truncated else ""
+        parts += [tag("h4", f"Response{note}"), tag("pre", head + "\n\n", _body(response.body or "", paths))]
+        if step.stream is not None:
+            # Time to first event and the assembled text the checks and judges saw.
+            parts.append(tag("p", fd.response_text(step)))
+    elif step.error:
+        parts.append(tag("p", f"No response: {step.error}"))
+    if step.extracted:
+        parts.append(tag("h4", "Extracted"))
+        parts.append(tag("ul", *(tag("li", tag("code", name), " = ", tag("code", fd.show(value, 2_000)))
+                                 for name, value in step.extracted.items())))
+    curl = fd.step_curl(finding.flow_run, step)
+    if curl:
+        parts += [tag("h4", "Reproduce with curl"), tag("pre", curl)]
+    return tag("details", tag("summary", "Request, response and curl"), *parts, class_="exchange")
+
+
+def _body(text: str, paths: set[str]) -> Markup:
+    """The body, JSON pretty-printed with each mismatch path's node marked; other text as it is."""
+    text = fd.clip(text, BODY_CHARS)
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return esc(text)
+    if not isinstance(document, (dict, list)):
+        return esc(text)
+    budget = [JSON_NODES]
+    return join(_json(document, "$", paths, 0, budget))
+
+
+def _json(value: Any, path: str, paths: set[str], depth: int, budget: list[int]) -> Iterator[Any]:
+    """Pretty-printed JSON (2-space indent) as escaped pieces; `budget` bounds the nodes written."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        yield "…"
+        return
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict) and value:
+        pieces: list[Any] = ["{\n"]
+        for index, (key, item) in enumerate(value.items()):
+            pieces += [inner, json.dumps(key, ensure_ascii=False), ": ",
+                       *_json(item, format_path_after(path, key), paths, depth + 1, budget),
+                       ",\n" if index < len(value) - 1 else "\n"]
+        pieces += [pad, "}"]
+    elif isinstance(value, list) and value:
+        pieces = ["[\n"]
+        for index, item in enumerate(value):
+            pieces += [inner, *_json(item, f"{path}[{index}]", paths, depth + 1, budget),
+                       ",\n" if index < len(value) - 1 else "\n"]
+        pieces += [pad, "]"]
+    else:
+        pieces = [json.dumps(value, ensure_ascii=False)]
+    if path in paths:
+        yield tag("mark", join(pieces), class_="hl", data_path=path, title=f"mismatch at {path}")
+    else:
+        yield from pieces
+
+
+def format_path_after(path: str, key: str) -> str:
+    """`$.a` + key -> `$.a.key` (or `$.a['odd key']`), the normalized form mismatch paths use."""
+    return path + format_path([key])[1:]
+
+
+# ---- per-flow plots and every outcome ----
+
+def _flows(result: RunResult) -> Markup:
+    sections = []
+    for suite in result.suites:
+        for flow in dict.fromkeys(run.flow for run in suite.flow_runs):
+            figures = [plots.status_grid(suite, flow), plots.latency_plot(suite, flow), plots.judge_plot(suite, flow)]
+            sections.append(tag("div", tag("h3", f"{suite.name} › {flow}"), *(f for f in figures if f)))
+    if not sections:
+        return Markup("")
+    return tag("section", tag("h2", "Flows"), *sections, id="flows")
+
+
+def _outcomes(result: RunResult) -> Markup:
+    """Every assertion outcome, one lean row each (30,000 of them must stay a few MB): a `<tbody>`
+    per flow run carries the suite and flow the filters read; the status shape comes from CSS."""
+    total = sum(1 for _ in result.iter_outcomes())
+    blocks = []
+    for suite in result.suites:
+        runs = runs_per_flow(suite)
+        bodies = []
+        for flow_run in suite.flow_runs:
+            where = flow_run.flow + (f" · {flow_run.scenario}" if flow_run.scenario else "")
+            label = run_label(flow_run.run_index, runs[flow_run.flow, flow_run.scenario])
+            rows = [f'<tr data-status="{o.status}"><td>{esc(step.name)}</td><td>{esc(o.name or o.type)}</td>'
+                    f'<td class="s">{plots.WORDS[o.status]}</td><td>{esc(o.reason)}</td></tr>'
+                    for step in flow_run.steps for o in step.assertions]
+            if rows:
+                bodies.append(f'<tbody data-suite="{esc(suite.name)}" data-flow="{esc(flow_run.flow)}">'
+                              f'<tr class="run"><th colspan="4" scope="rowgroup">{esc(where)}, {label}</th></tr>'
+                              + "".join(rows) + "</tbody>")
+        if bodies:
+            head = tag("tr", *(tag("th", name, scope="col") for name in ("Step", "Assertion", "Status", "Reason")))
+            table = Markup(f"<table>{tag('thead', head)}{''.join(bodies)}</table>")
+            blocks.append(tag("div", tag("h3", suite.name), tag("div", table, class_="scroll")))
+    return tag("section", tag("details", tag("summary", tag("strong", f"Every outcome ({total})")), *blocks),
+               id="outcomes")

@@ -1,10 +1,13 @@
 """JUnit XML (`junit.xml`) for test reporters (mikepenz/action-junit-report, EnricoMi, dorny, Jenkins).
 
 - A `<testsuite>` per suite (`file` = the probe file), a `<testcase>` per flow run × step: classname
-  `suite.flow`, name `step [scenario S, run N]`, `file` and `line` = the step's line in the probe file
-  (what the annotation reporters read), time = the response time in seconds (3 decimals at most).
+  `suite.flow`, name `step [scenario S, run 1 of 3]` (runs counted from 1), `file` and `line` = the
+  step's line in the probe file (what the annotation reporters read), time = the response time in
+  seconds (3 decimals at most).
 - Plus one `<testcase>` per flow run for its Intent Evaluation (name `intent evaluation [...]`, at the
-  flow's line): it is what decides the suite verdict.
+  flow's line): it is what decides the suite verdict. A failed *deterministic* Intent Evaluation only
+  restates its run's failing steps, so it is not a second failure (its reason goes to system-out):
+  `failures` counts each failure once.
 - `<failure type=RULE message=...>` per failed (or needs_review) assertion, the mismatch table as
   text in its body; `<error>` when the step got no response or an assertion could not be evaluated;
   `<skipped message=...>` for a skipped step, with the reasons. The request/response excerpt goes to
@@ -26,7 +29,16 @@ from junit_xml import TestCase, TestSuite
 from litmus.report import findings as fd
 from litmus.report.markdown_text import visible
 from litmus.report.options import Options
-from litmus.results import AssertionOutcome, FlowRunResult, IntentEvaluation, RunResult, StepResult, SuiteResult
+from litmus.results import (
+    AssertionOutcome,
+    FlowRunResult,
+    IntentEvaluation,
+    RunResult,
+    StepResult,
+    SuiteResult,
+    run_label,
+    runs_per_flow,
+)
 
 BODY_LIMIT = 20_000
 
@@ -35,9 +47,9 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _run_label(flow_run: FlowRunResult) -> str:
+def _run_label(flow_run: FlowRunResult, runs: int) -> str:
     scenario = f"scenario {flow_run.scenario}, " if flow_run.scenario else ""
-    return f"[{scenario}run {flow_run.run_index}]"
+    return f"[{scenario}{run_label(flow_run.run_index, runs)}]"
 
 
 def _mismatch_table(outcome: AssertionOutcome) -> str:
@@ -58,7 +70,7 @@ def _judge_lines(record, score, threshold) -> list[str]:
     return lines
 
 
-def _outcome_body(outcome: AssertionOutcome, step: StepResult, suite: SuiteResult) -> str:
+def _outcome_body(outcome: AssertionOutcome, step: StepResult, suite: SuiteResult, flow_run: FlowRunResult) -> str:
     lines = [f"{suite.file}:{outcome.line}:{outcome.column}: {outcome.type}: {outcome.reason}"]
     if outcome.mismatches:
         lines += ["", _mismatch_table(outcome)]
@@ -66,13 +78,13 @@ def _outcome_body(outcome: AssertionOutcome, step: StepResult, suite: SuiteResul
     if judge:
         lines += ["", *judge]
     if step.request is not None:
-        lines += ["", "reproduce:", fd.curl_command(step.request, 2_000)]
+        lines += ["", "reproduce:", fd.step_curl(flow_run, step, 2_000)]
     return fd.clip("\n".join(lines), BODY_LIMIT)
 
 
-def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult) -> TestCase:
+def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, runs: int) -> TestCase:
     case = TestCase(
-        f"{step.name} {_run_label(flow_run)}", classname=f"{suite.name}.{flow_run.flow}",
+        f"{step.name} {_run_label(flow_run, runs)}", classname=f"{suite.name}.{flow_run.flow}",
         elapsed_sec=(step.response.elapsed_ms / 1000) if step.response else 0.0,
         file=suite.file, line=str(step.line), allow_multiple_subelements=True,
     )
@@ -82,13 +94,14 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult) ->
     for outcome in step.assertions:
         label = outcome.name or outcome.type
         if outcome.status == "failed":
-            case.add_failure_info(f"{label}: {outcome.reason}", _outcome_body(outcome, step, suite), outcome.type)
+            case.add_failure_info(f"{label}: {outcome.reason}", _outcome_body(outcome, step, suite, flow_run),
+                                  outcome.type)
         elif outcome.status == "needs_review":
             case.add_failure_info(f"{label} needs human review: {outcome.reason}",
-                                  _outcome_body(outcome, step, suite), fd.NEEDS_REVIEW)
+                                  _outcome_body(outcome, step, suite, flow_run), fd.NEEDS_REVIEW)
         elif outcome.status == "error":
             case.add_error_info(f"{label} could not be evaluated: {outcome.reason}",
-                                _outcome_body(outcome, step, suite), outcome.type)
+                                _outcome_body(outcome, step, suite, flow_run), outcome.type)
     if step.status == "skipped":
         reasons = sorted({o.reason for o in step.assertions if o.status == "skipped"}) or ["skipped"]
         case.add_skipped_info("; ".join(reasons))
@@ -99,13 +112,16 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult) ->
     return case
 
 
-def _intent_case(suite: SuiteResult, flow_run: FlowRunResult) -> TestCase:
+def _intent_case(suite: SuiteResult, flow_run: FlowRunResult, runs: int) -> TestCase:
     intent: IntentEvaluation = flow_run.intent_evaluation
-    case = TestCase(f"intent evaluation {_run_label(flow_run)}", classname=f"{suite.name}.{flow_run.flow}",
+    case = TestCase(f"intent evaluation {_run_label(flow_run, runs)}", classname=f"{suite.name}.{flow_run.flow}",
                     elapsed_sec=0.0, file=suite.file, line=str(flow_run.line), allow_multiple_subelements=True)
     body = "\n".join([f"{suite.file}:{flow_run.line}: {intent.method} intent evaluation: {intent.reason}",
                       *_judge_lines(intent.judge, intent.score, intent.threshold)])
-    if intent.status == "failed":
+    if intent.status == "failed" and intent.method == "deterministic":
+        # It restates the failures of this run's steps, already failing testcases: counted once.
+        case.stdout = f"intent not achieved (deterministic): {intent.reason}"
+    elif intent.status == "failed":
         case.add_failure_info(f"intent not achieved: {intent.reason}", body, fd.INTENT_EVALUATION)
     elif intent.status == "needs_review":
         case.add_failure_info(f"intent evaluation needs human review: {intent.reason}", body, fd.NEEDS_REVIEW)
@@ -134,9 +150,11 @@ def render(result: RunResult, **options) -> str:
     time = 0.0
     for suite in result.suites:
         cases = []
+        runs = runs_per_flow(suite)
         for flow_run in suite.flow_runs:
-            cases += [_step_case(suite, flow_run, step) for step in flow_run.steps]
-            cases.append(_intent_case(suite, flow_run))
+            count = runs[flow_run.flow, flow_run.scenario]
+            cases += [_step_case(suite, flow_run, step, count) for step in flow_run.steps]
+            cases.append(_intent_case(suite, flow_run, count))
         element = TestSuite(suite.name, cases, timestamp=result.run.started_at, file=suite.file).build_xml_doc()
         _clean(element)
         root.append(element)

@@ -1,24 +1,28 @@
-"""The Markdown report: the sticky PR comment (`comment.md`), and the body of the summary and HTML.
+"""The Markdown report: the sticky PR comment (`comment.md`), and the body of the job summary.
 
-From the comment alone a reviewer sees, for every finding: the probe line (linked when repository,
-server and commit are known), the request, per path what was expected and what came back and why,
-the judge's score, reason and deciding tier, and a curl to reproduce it.
+From the comment alone a reviewer sees: a heading that agrees with the table under it ("1 suite
+passed with 3 findings", never a bare "all passed" above failures); failing suites first; then for
+every finding, worst first within its suite: the probe line (linked when repository, server and
+commit are known), the request, per path what was expected and what came back (values as JSON, so
+`"12.50"` is a string), the judge's score, reason and deciding tier when a judge ran, and a curl
+that replays the request (see `findings.curl_command`). Each thing is said once.
 
 Size: GitHub refuses comments over 65,536 characters, so the comment is built within a budget of
 60,000 (a margin in case GitHub counts UTF-16 units): the header and suite table always, then whole
-findings in order while they fit, then a line saying how many more the artifact holds. A finding
-is never cut half-way.
+findings in order while they fit; a finding too large on its own is shown shortened (headline,
+location, request) so the ones after it still appear; then a line saying how many more the
+artifact holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from litmus.report import findings as fd
 from litmus.report.markdown_text import cell, code, fenced, prose
 from litmus.report.options import Options, probe_url
-from litmus.results import JudgeRecord, RunResult, StepResult, SuiteResult
+from litmus.results import RunResult, StepResult
 
 MARKER = "<!-- litmus-report -->"
 COMMENT_LIMIT = 65_536
@@ -28,21 +32,25 @@ SUMMARY_LIMIT = 1_048_576  # bytes: GitHub's per-step job summary limit
 @dataclass(frozen=True)
 class Flavour:
     marker: bool  # the hidden sticky-comment marker
-    details: bool  # fold long parts in <details> (our own raw HTML; never untrusted text)
-    excerpts: bool  # full request/response excerpts, every judge tier, every flow run
     budget: int  # the most the document may measure; whole findings are cut past it
     measure: Callable[[str], int] = len
-    mismatch_rows: int | None = 20  # rows shown per finding (None: all)
+    mismatch_rows: int = 20  # rows shown per finding
     text_limit: int = 600  # characters of a judge reason or error shown
+    curl_body: int = 2_000  # characters of a request body in the curl
+    cell_limit: int = 300  # characters of a mismatch value or reason
+
+    @property
+    def finding_share(self) -> int:
+        """The most one finding may take before it is shown compacted: a tenth of the budget."""
+        return self.budget // 10
+
+    def compact(self) -> Flavour:
+        return replace(self, mismatch_rows=3, text_limit=200, curl_body=300, cell_limit=80)
 
 
-COMMENT = Flavour(marker=True, details=True, excerpts=False, budget=60_000)
-SUMMARY = Flavour(marker=False, details=True, excerpts=False, budget=SUMMARY_LIMIT - 48_576,
-                  measure=lambda text: len(text.encode("utf-8")))
-# The HTML report: no GitHub limit, but markdown-it renders about 0.2 MB of Markdown a second, so a
-# run with tens of thousands of findings is cut too (the first few hundred tell the story; the
-# rest are in results.json, junit.xml and litmus.sarif).
-FULL = Flavour(marker=False, details=False, excerpts=True, budget=1_000_000, mismatch_rows=None, text_limit=100_000)
+COMMENT = Flavour(marker=True, budget=60_000)
+SUMMARY = Flavour(marker=False, budget=SUMMARY_LIMIT - 48_576, measure=lambda text: len(text.encode("utf-8")))
+ICON = {"passed": "✅", "passed_with_findings": "⚠️", "failed": "❌", "nothing": "❌"}
 
 
 def render(result: RunResult, **options) -> str:
@@ -50,19 +58,25 @@ def render(result: RunResult, **options) -> str:
     return document(result, Options(**options), COMMENT)
 
 
-def document(result: RunResult, options: Options, flavour: Flavour) -> str:
-    findings = fd.collect(result)
-    head = "\n\n".join(_head(result, options, findings, flavour)) + "\n"
+def document(result: RunResult, options: Options, flavour: Flavour, extra: tuple[str, ...] = ()) -> str:
+    """The header (and `extra` blocks after it), then whole findings while they fit the budget. A
+    finding too large to fit on its own is shown shortened rather than ending the list."""
+    findings = fd.reading_order(fd.collect(result))
+    head = "\n\n".join([*_head(result, options, findings, flavour), *extra]) + "\n"
     parts = [head]
     used = flavour.measure(head)
     footer_room = flavour.measure(_footer(len(findings), options))
     shown = 0
-    for block in _blocks(result, options, findings, flavour):
-        size = flavour.measure(block)
-        if used + size + footer_room > flavour.budget:
-            break
+    for finding, heading in _headed(findings):
+        block = heading + _finding(result, options, finding, flavour)
+        if flavour.measure(block) > flavour.finding_share:
+            block = heading + _finding(result, options, finding, flavour.compact(), cut=True)
+        if used + flavour.measure(block) + footer_room > flavour.budget:
+            block = heading + _finding(result, options, finding, flavour, shortened=True)
+            if used + flavour.measure(block) + footer_room > flavour.budget:
+                break
         parts.append(block)
-        used += size
+        used += flavour.measure(block)
         shown += 1
     if shown < len(findings):
         parts.append(_footer(len(findings) - shown, options))
@@ -78,23 +92,18 @@ def _footer(remaining: int, options: Options) -> str:
 
 # ---- header: verdict and per-suite table ----
 
+KIND_WORDS = {"failed": "failed", "transport_error": "no response", "error": "could not be evaluated",
+              "needs_review": "need human review"}
+
+
 def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavour: Flavour) -> Iterator[str]:
     if flavour.marker:
         yield MARKER
-    failed = [s for s in result.suites if s.verdict == "failed"]
-    icon = "✅" if result.verdict == "passed" else "❌"
-    if not result.suites:
-        verdict = "no suites ran"
-    elif failed:
-        verdict = f"{len(failed)} of {len(result.suites)} suite{'s' if len(result.suites) != 1 else ''} failed"
-    else:
-        verdict = f"all {len(result.suites)} suite{'s' if len(result.suites) != 1 else ''} passed"
-    yield f"## {icon} Litmus: {verdict}"
-    kinds = {kind: sum(f.kind == kind for f in findings) for kind in fd.LEVELS}
+    verdict = fd.run_verdict(result, findings)
+    yield f"## {ICON[verdict.status]} Litmus: {verdict.text}"
     facts = [f"**{len(findings)} finding{'s' if len(findings) != 1 else ''}**"]
-    named = {"failed": "failed", "transport_error": "no response", "error": "could not be evaluated",
-             "needs_review": "need review"}
-    facts += [f"{count} {named[kind]}" for kind, count in kinds.items() if count]
+    facts += [f"{count} {KIND_WORDS[kind]}" for kind in fd.LEVELS
+              if (count := sum(f.kind == kind for f in findings))]
     facts.append(f"{sum(len(s.flow_runs) for s in result.suites)} flow runs")
     sha = options.sha or result.run.git_sha
     if sha:
@@ -108,21 +117,21 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
         lines.append("⚠️ **The run was interrupted**: results are incomplete.")
     yield "\n\n".join(lines)
     if result.suites:
-        yield _suite_table(result, options)
-        totals = result.judge
-        yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
-               f"{totals.needs_review} need review · {totals.input_tokens:,} input + {totals.output_tokens:,} "
-               "output tokens")
-    if flavour.excerpts:
-        for suite in result.suites:
-            yield _flow_run_table(suite)
+        judged = fd.judge_ran(result)
+        yield _suite_table(result, options, findings, judged)
+        if judged:
+            totals = result.judge
+            yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
+                   f"{totals.needs_review} need review · {totals.input_tokens:,} input + {totals.output_tokens:,} "
+                   "output tokens")
     if not findings:
         yield "No findings: every evaluated assertion passed."
 
 
-def _suite_table(result: RunResult, options: Options) -> str:
-    rows = ["| Suite | Verdict | Flow runs passed | Assertions | Judge |", "|---|---|---|---|---|"]
-    for suite in result.suites:
+def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding], judged: bool) -> str:
+    columns = ["Suite", "Verdict", "Flow runs passed", "Assertions"] + (["Judge"] if judged else [])
+    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for suite in sorted(result.suites, key=lambda s: s.verdict != "failed"):
         stats = fd.suite_stats(suite)
         name = prose(suite.name)
         url = probe_url(result, options, suite.file, suite.line)
@@ -131,45 +140,35 @@ def _suite_table(result: RunResult, options: Options) -> str:
                 f"(needs {suite.pass_threshold:g}%)")
         order = ["passed", "failed", "error", "needs_review", "skipped"]
         assertions = " · ".join(f"{stats.assertions[s]} {s.replace('_', ' ')}" for s in order if stats.assertions[s])
-        judge = (f"{stats.judge_calls} calls · {stats.judge_cached} cached · {stats.judge_escalated} escalated · "
-                 f"{stats.judge_needs_review} need review · {stats.judge_tokens:,} tokens")
-        verdict = f"{fd.ICONS[suite.verdict]} {suite.verdict}" + (f": {prose(suite.reason)}" if suite.reason else "")
-        rows.append(f"| {name} | {verdict} | {runs} | {assertions or '—'} | {judge} |")
-    return "\n".join(rows)
-
-
-def _flow_run_table(suite: SuiteResult) -> str:
-    rows = [f"### Flow runs of {prose(suite.name)}", "",
-            "| Flow | Scenario | Run | Intent Evaluation | Score | Reason |", "|---|---|---|---|---|---|"]
-    for run in suite.flow_runs:
-        intent = run.intent_evaluation
-        score = "—" if intent.score is None else f"{intent.score:g}"
-        rows.append(f"| {cell(run.flow)} | {cell(run.scenario) if run.scenario else '—'} | {run.run_index} | "
-                    f"{fd.ICONS.get(intent.status, '🧐')} {intent.status} ({intent.method}) | {score} | "
-                    f"{cell(intent.reason)} |")
+        verdict = fd.suite_verdict(suite, findings)
+        icon = ICON["passed_with_findings" if verdict.startswith("passed with") else suite.verdict]
+        # What the pass rate alone does not say (LLM checks no judge evaluated, a failed setup).
+        why = f": {prose(suite.reason)}" if suite.reason else ""
+        cells = [name, f"{icon} {verdict}{why}", runs, assertions or "—"]
+        if judged:
+            cells.append(f"{stats.judge_calls} calls · {stats.judge_cached} cached · {stats.judge_escalated} "
+                         f"escalated · {stats.judge_needs_review} need review · {stats.judge_tokens:,} tokens")
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 # ---- findings ----
 
-def _blocks(result: RunResult, options: Options, findings: list[fd.Finding], flavour: Flavour) -> Iterator[str]:
-    """One self-contained Markdown block per finding, carrying any section/group heading it opens."""
-    sections = [("Findings", [f for f in findings if f.kind != "needs_review"]),
-                ("Needs human review", [f for f in findings if f.kind == "needs_review"])]
-    for title, members in sections:
-        group = None
-        for index, finding in enumerate(members):
-            heading = ""
-            if index == 0:
-                heading += f"\n## {title} ({len(members)})\n"
-            if finding.where != group:
-                group = finding.where
-                heading += f"\n### {prose(group)}\n"
-            yield heading + _finding(result, options, finding, flavour)
+def _headed(findings: list[fd.Finding]) -> Iterator[tuple[fd.Finding, str]]:
+    """Each finding with the section/group heading it opens (empty when it opens none)."""
+    group = None
+    for index, finding in enumerate(findings):
+        heading = f"\n## Findings ({len(findings)})\n" if index == 0 else ""
+        if finding.where != group:
+            group = finding.where
+            heading += f"\n### {prose(group)}\n"
+        yield finding, heading
 
 
-def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: Flavour) -> str:
-    out = [f"\n#### {finding.icon} {prose(fd.clip(fd.summary_sentence(finding), 200))}"]
+def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: Flavour,
+             shortened: bool = False, cut: bool = False) -> str:
+    headline = fd.summary_sentence(finding)
+    out = [f"\n#### {finding.icon} {prose(fd.clip(headline, 200))}"]
     location = f"{finding.suite.file}:{finding.line}:{finding.column}"
     url = probe_url(result, options, finding.suite.file, finding.line)
     facts = [f"[{code(location)}]({url})" if url else code(location), f"rule {code(finding.rule)}"]
@@ -181,23 +180,27 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
     step = finding.step
     if step is not None:
         out.append(_request_line(step))
-    out.append(f"**Why:** {prose(fd.clip(finding.reason, flavour.text_limit))}")
+    whole = "*This finding is too large for this page; `report.html` and `results.json` hold it whole.*"
+    if shortened:
+        out.append(whole)
+        return "\n\n".join(out) + "\n"
+    reason = fd.extra_reason(finding)
+    if reason:
+        out.append(prose(fd.clip(reason, flavour.text_limit)))
     if finding.outcome is not None and finding.outcome.mismatches:
         out.append(_mismatch_table(finding, flavour))
     judge = fd.judge_text(finding)
     if judge:
-        reason = fd.judge_reason(finding)
         line = f"**Judge:** {prose(judge)}"
-        if reason:
-            line += f". {prose(fd.clip(reason, flavour.text_limit))}"
+        judge_reason = fd.judge_reason(finding)
+        if judge_reason:
+            line += f". {prose(fd.clip(judge_reason, flavour.text_limit))}"
         out.append(line)
-        if flavour.excerpts:
-            out.append(_tier_table(finding.judge))
-    if step is not None and step.request is not None:
-        body_limit = None if flavour.excerpts else 2_000
-        out.append(_fold("Reproduce with curl", fenced(fd.curl_command(step.request, body_limit), "sh"), flavour))
-    if flavour.excerpts and step is not None:
-        out.extend(_excerpts(step))
+    curl = fd.step_curl(finding.flow_run, step, flavour.curl_body) if step is not None else None
+    if curl:
+        out.append(_fold("Reproduce with curl", fenced(curl, "sh")))
+    if cut:
+        out.append(whole.replace("too large for this page", "shortened here"))
     return "\n\n".join(out) + "\n"
 
 
@@ -211,48 +214,19 @@ def _request_line(step: StepResult) -> str:
 
 def _mismatch_table(finding: fd.Finding, flavour: Flavour) -> str:
     mismatches = finding.outcome.mismatches
-    shown = mismatches if flavour.mismatch_rows is None else mismatches[: flavour.mismatch_rows]
-    limit = 100_000 if flavour.excerpts else 300
+    shown = mismatches[: flavour.mismatch_rows]
     rows = ["| path | expected | actual | reason |", "|---|---|---|---|"]
-    rows += [f"| {cell(m.path)} | {cell(fd.show(m.expected, limit))} | {cell(fd.show(m.actual, limit))} | "
-             f"{cell(fd.clip(m.reason, limit))} |" for m in shown]
+    limit = flavour.cell_limit
+    rows += [f"| {cell(fd.clip(m.path, limit))} | {cell(fd.show(m.expected, limit))} | "
+             f"{cell(fd.show(m.actual, limit))} | {cell(fd.clip(m.reason, limit))} |" for m in shown]
     table = "\n".join(rows)
     if len(shown) < len(mismatches):
         table += f"\n\n*{len(mismatches) - len(shown)} more mismatches in `report.html`.*"
     if len(mismatches) > 5:
-        return _fold(f"{len(mismatches)} mismatches", table, flavour)
+        return _fold(f"{len(mismatches)} mismatches", table)
     return table
 
 
-def _tier_table(record: JudgeRecord) -> str:
-    rows = ["| Tier | Judge | Score | Cached | Latency | Tokens in / out | Reason |", "|---|---|---|---|---|---|---|"]
-    for index, tier in enumerate(record.tiers):
-        score = "unparseable" if tier.score is None else f"{tier.score:g}"
-        rows.append(f"| {index + 1} | {cell(f'{tier.provider}/{tier.model}')} | {score} | "
-                    f"{'yes' if tier.cached else 'no'} | {tier.latency_ms:g} ms | "
-                    f"{tier.input_tokens} / {tier.output_tokens} | {cell(tier.reason)} |")
-    return "\n".join(rows)
-
-
-def _excerpts(step: StepResult) -> Iterator[str]:
-    request, response = step.request, step.response
-    if request is not None:
-        head = "\n".join([f"{request.method} {request.url}"] + [f"{k}: {v}" for k, v in request.headers.items()])
-        body = f"\n\n{request.body}" if request.body else ""
-        note = " (body shortened)" if request.body_truncated else ""
-        yield f"**Request excerpt{note}:**\n\n" + fenced(head + body, "http")
-    if response is not None:
-        head = "\n".join([f"HTTP {response.status} ({response.elapsed_ms:g} ms, {response.size} bytes)"]
-                         + [f"{k}: {v}" for k, v in response.headers.items()])
-        body = f"\n\n{response.body}" if response.body else ""
-        note = " (body shortened)" if response.truncated or response.body_excerpt_truncated else ""
-        yield f"**Response excerpt{note}:**\n\n" + fenced(head + body, "http")
-    if step.extracted:
-        yield "**Extracted:**\n\n" + "\n".join(f"- {code(name)} = {code(fd.show(value, 100_000))}"
-                                              for name, value in step.extracted.items())
-
-
-def _fold(summary: str, body: str, flavour: Flavour) -> str:
-    if flavour.details:
-        return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
-    return f"**{summary}:**\n\n{body}"
+def _fold(summary: str, body: str) -> str:
+    """Our own `<details>` (the summary is our text, never untrusted)."""
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"

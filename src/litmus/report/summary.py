@@ -1,5 +1,6 @@
 """The job summary (`summary.md`, for `$GITHUB_STEP_SUMMARY`): the comment's content, without the
-sticky marker, within GitHub's 1 MiB per-step limit (measured in UTF-8 bytes, with a margin).
+sticky marker, within GitHub's 1 MiB per-step limit (measured in UTF-8 bytes, with a margin), plus a
+bar chart of pass rate per suite against its threshold that GitHub draws natively (Mermaid).
 
 It lists every finding the comment lists, and more of them: code scanning shows an alert on a PR
 only when its line is in the diff, so the summary and the comment must carry the findings themselves.
@@ -7,10 +8,46 @@ only when its line is in the diff, so the summary and the comment must carry the
 
 from __future__ import annotations
 
+import json
+import re
+
 from litmus.report.markdown import SUMMARY, document
 from litmus.report.options import Options
 from litmus.results import RunResult
 
+# Suites charted at most: past that the bars are too thin to read (the table lists every suite).
+CHART_SUITES = 30
+# Mermaid labels are double-quoted strings without escapes: drop what could end or break one
+# (quotes, brackets, HTML and entity starts, Markdown fence characters, controls).
+_LABEL_UNSAFE = re.compile(r'["\\`<>#;&\[\]{}\x00-\x1f\x7f\u2028\u2029]')
+
 
 def render(result: RunResult, **options) -> str:
-    return document(result, Options(**options), SUMMARY)
+    chart = pass_rate_chart(result)
+    return document(result, Options(**options), SUMMARY, extra=(chart,) if chart else ())
+
+
+def chart_label(name: str) -> str:
+    """A suite name as a Mermaid quoted label: unsafe characters dropped, at most 40 characters."""
+    text = " ".join(_LABEL_UNSAFE.sub(" ", name).split()) or "suite"
+    return json.dumps(text if len(text) <= 40 else text[:39] + "…", ensure_ascii=False)
+
+
+def pass_rate_chart(result: RunResult) -> str | None:
+    """A Mermaid `xychart-beta`: one bar per suite (pass rate, %) and a line of its pass_threshold."""
+    suites = result.suites[:CHART_SUITES]
+    if not suites:
+        return None
+    labels = ", ".join(chart_label(s.name) for s in suites)
+    rates = ", ".join(f"{s.pass_rate:.1f}" for s in suites)
+    thresholds = ", ".join(f"{s.pass_threshold:.1f}" for s in suites)
+    return "\n".join([
+        "```mermaid",
+        "xychart-beta",
+        '    title "Flow runs passed per suite (bars, %) against the pass threshold (line, %)"',
+        f"    x-axis [{labels}]",
+        '    y-axis "percent" 0 --> 100',
+        f"    bar [{rates}]",
+        f"    line [{thresholds}]",
+        "```",
+    ])

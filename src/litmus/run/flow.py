@@ -39,7 +39,7 @@ from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportErro
 from litmus.run.redact import MASK, Redactor
 from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
-from litmus.templating import Renderer, TemplateError
+from litmus.templating import Renderer, TemplateError, references
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
@@ -161,7 +161,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         try:
             response = env.client.send(session, prepared, out)
         except TransportError as exc:
-            result = _error_step(step, str(exc), _request_excerpt(prepared), exc.partial)
+            result = _error_step(step, str(exc), _request_excerpt(prepared, out, step, env), exc.partial)
             result.attempts = attempt
             result.transport_retries = transport_retries + exc.retries
             result.generated = dict(generated)
@@ -195,7 +195,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         # The later steps would run without the variable: this step is the error, and the flow run stops.
         status, stop_flow_reason = "error", f"step '{step.name}': {extract_error}"
     result = StepResult(
-        name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared),
+        name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared, out, step, env),
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
         error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
@@ -434,11 +434,40 @@ def _excerpt(text: str) -> tuple[str, bool]:
     return (text[:EXCERPT_CHARS], True) if len(text) > EXCERPT_CHARS else (text, False)
 
 
-def _request_excerpt(prepared) -> RequestExcerpt:
+def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnvironment) -> RequestExcerpt:
     body = describe_body(prepared)
     text, cut = _excerpt(body) if body is not None else (None, False)
-    return RequestExcerpt(method=prepared.method, url=prepared.url, headers=_masked(prepared.headers),
-                          body=text, body_truncated=cut)
+    probe_headers = [name for name in prepared.headers if name.lower() in {k.lower() for k in out.headers}]
+    if "Content-Type" in prepared.headers and "content-type" not in map(str.lower, probe_headers) \
+            and (out.has_json or out.data is not None or out.multipart is not None or out.body_file is not None):
+        probe_headers.append("Content-Type")  # computed from json/form: part of what the probe sends
+    secrets = _secrets_used(step, env)
+    headers = {}
+    for name, value in prepared.headers.items():
+        value = str(value)
+        # A credential header the probe built from a declared secret keeps its shape ("Bearer ***"):
+        # the redactor masks the secret, and a curl can put "$NAME" in its place.
+        declared = name in probe_headers and any(secret in value for secret in secrets.values())
+        headers[name] = MASK if name.lower() in SENSITIVE_HEADERS and not declared else value
+    places = [prepared.url, *(headers[name] for name in probe_headers), text or ""]
+    return RequestExcerpt(method=prepared.method, url=prepared.url, headers=headers, body=text, body_truncated=cut,
+                          probe_headers=probe_headers, secrets=_secret_order(places, secrets))
+
+
+def _secrets_used(step: Step, env: RunEnvironment) -> dict[str, str]:
+    """name -> value of each `{{ secrets.NAME }}` the step's request mentions."""
+    names = {ref.name.split(".", 1)[1] for ref in references(repr(step.request)) if ref.namespace == "secrets"}
+    return {name: env.environ[name] for name in sorted(names) if env.environ.get(name)}
+
+
+def _secret_order(places: list[str], secrets: dict[str, str]) -> list[str]:
+    """The secret names in the order their values (or encoded forms) appear across `places`: the
+    order of the `***` masks the redactor leaves there."""
+    if not secrets:
+        return []
+    forms = {form: name for name, value in secrets.items() for form in Redactor.forms(value)}
+    pattern = re.compile("|".join(map(re.escape, sorted(forms, key=len, reverse=True))))
+    return [forms[match.group()] for place in places for match in pattern.finditer(place)]
 
 
 def _response_excerpt(response: Response) -> ResponseExcerpt:

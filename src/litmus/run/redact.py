@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-MASK = "***"
+from litmus.results import MASK
 
 
 class Redactor:
@@ -29,8 +29,7 @@ class Redactor:
             return
         # As sent in a query string, and as a target echoing a JSON body writes it (`"` -> `\"`, non-ASCII
         # -> `\u00e9`-style escapes): results only ever hold decoded text, but response bodies are kept as received.
-        forms = {text, quote(text, safe=""), quote_plus(text), json.dumps(text)[1:-1],
-                 json.dumps(text, ensure_ascii=False)[1:-1]}
+        forms = self.forms(text)
         with self._lock:
             if forms <= self._values:
                 return
@@ -38,6 +37,12 @@ class Redactor:
             # Longest first, so a secret that contains another is masked whole.
             alternatives = sorted(self._values, key=len, reverse=True)
             self._pattern = re.compile("|".join(map(re.escape, alternatives)))
+
+    @staticmethod
+    def forms(text: str) -> set[str]:
+        """The text as sent in a query string, and as a target echoing a JSON body writes it."""
+        return {text, quote(text, safe=""), quote_plus(text), json.dumps(text)[1:-1],
+                json.dumps(text, ensure_ascii=False)[1:-1]}
 
     @property
     def active(self) -> bool:

@@ -1,0 +1,225 @@
+"""report.html in a real Chromium: filters, search, highlight, a phone's width, header wrapping, and
+a 30,000-outcome report that still opens fast. Screenshots of each test go to its tmp_path; with
+LITMUS_UPDATE_SCREENSHOTS=1 the documentation's screenshots (docs/images/) are rewritten too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from litmus.report import findings as fd
+from litmus.report import render
+from litmus.results import (
+    AssertionOutcome,
+    FlowRunResult,
+    IntentEvaluation,
+    JudgeRecord,
+    JudgeTier,
+    Mismatch,
+    RequestExcerpt,
+    ResponseExcerpt,
+    RunInfo,
+    RunResult,
+    StepResult,
+    SuiteResult,
+    load_results,
+)
+from support.chromium import missing_reason, start_chromium
+
+TESTS = Path(__file__).resolve().parents[1]
+RESULTS = TESTS / "report" / "results.json"
+DOCS_IMAGES = TESTS.parent / "docs" / "images"
+
+
+@pytest.fixture
+def result() -> RunResult:
+    return load_results(RESULTS)
+
+
+def visible_findings(page) -> list[str]:
+    return page.js("return Array.from(document.querySelectorAll('details.finding'))"
+                   ".filter(e => e.offsetParent !== null).map(e => e.dataset.fingerprint)")
+
+
+def click_chip(page, status: str) -> None:
+    page.driver.find_element(By.CSS_SELECTOR, f".chip[data-status='{status}']").click()
+
+
+def open_everything(page) -> None:
+    page.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+
+
+def keep_for_docs(page, name: str) -> None:
+    if os.environ.get("LITMUS_UPDATE_SCREENSHOTS") == "1":
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copy(page.screenshot(name), DOCS_IMAGES / f"{name}.png")
+
+
+def test_opens_without_console_errors_with_every_finding_shown(page, result):
+    page.open(render("html", result))
+    assert page.console_errors() == []
+    assert sorted(visible_findings(page)) == sorted(f.fingerprint for f in fd.collect(result))
+    assert page.js("return document.getElementById('filters').hidden") is False
+    keep_for_docs(page, "report-desktop")
+
+
+def test_filtering_to_failed_shows_exactly_the_failing_findings(page, result):
+    page.open(render("html", result))
+    click_chip(page, "error")
+    click_chip(page, "needs_review")
+    failing = sorted(f.fingerprint for f in fd.collect(result) if f.kind == "failed")
+    assert failing and sorted(visible_findings(page)) == failing
+    assert page.driver.find_element(By.ID, "f-count").text == f"{len(failing)} of 8 findings shown"
+    page.screenshot("failed-only")
+    assert page.console_errors() == []
+
+
+def test_suite_filter_and_search_narrow_the_findings(page, result):
+    page.open(render("html", result))
+    everything = visible_findings(page)
+    page.driver.find_element(By.ID, "f-search").send_keys("polite")
+    narrowed = visible_findings(page)
+    expected = sorted(f.fingerprint for f in fd.collect(result) if "polite" in fd.summary_sentence(f).lower())
+    assert sorted(narrowed) == expected and 0 < len(narrowed) < len(everything)
+    page.driver.find_element(By.ID, "f-search").clear()
+    page.driver.find_element(By.ID, "f-search").send_keys(" ")  # clear() fires no input event
+    from selenium.webdriver.support.ui import Select
+
+    Select(page.driver.find_element(By.ID, "f-suite")).select_by_value("Users API")
+    users = sorted(f.fingerprint for f in fd.collect(result) if f.suite.name == "Users API")
+    assert sorted(visible_findings(page)) == users
+    page.screenshot("search-and-suite")
+
+
+def test_the_highlighted_node_is_the_mismatch_path(page, result):
+    page.open(render("html", result))
+    open_everything(page)
+    marks = page.js("return Array.from(document.querySelectorAll('mark.hl'))"
+                    ".filter(m => m.offsetParent !== null).map(m => [m.dataset.path, m.textContent])")
+    assert ["$.order.status", '"shipped"'] in marks
+    paths = {m.path for f in fd.collect(result) if f.outcome for m in f.outcome.mismatches}
+    assert marks and {path for path, _ in marks} <= paths
+    page.js("document.querySelector('mark.hl[data-path=\"$.order.status\"]').scrollIntoView({block: 'center'})")
+    keep_for_docs(page, "report-highlight")
+
+
+def test_no_sideways_scroll_at_375_px_even_with_everything_open(page, result):
+    page.open(render("html", result), width=375)
+    keep_for_docs(page, "report-phone")
+    open_everything(page)
+    page.js("document.querySelectorAll('.chip[aria-pressed=false]').forEach(c => c.click())")  # show all rows
+    width = page.js("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[1] == 375 and width[0] <= width[1]
+    page.screenshot("phone-open")
+
+
+def test_no_table_header_breaks_inside_a_word(page, result):
+    for width in (375, 1280):
+        page.open(render("html", result), width=width)
+        open_everything(page)
+        page.js("document.querySelectorAll('.chip[aria-pressed=false]').forEach(c => c.click())")
+        broken = page.js("""
+            const out = [];
+            for (const th of document.querySelectorAll('th')) {
+              if (th.offsetParent === null) continue;
+              for (const node of th.childNodes) {
+                if (node.nodeType !== Node.TEXT_NODE) continue;
+                const re = /\\S+/g; let m;
+                while ((m = re.exec(node.data))) {
+                  const range = document.createRange();
+                  range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+                  if (range.getClientRects().length > 1) out.push(m[0]);
+                }
+              }
+            }
+            return [out, document.querySelectorAll('th').length];""")
+        assert broken[0] == [] and broken[1] > 10
+    page.screenshot("headers")
+
+
+def test_readable_with_javascript_off(tmp_path, result):
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    driver = start_chromium("--blink-settings=scriptEnabled=false")
+    try:
+        path = tmp_path / "report.html"
+        path.write_text(render("html", result), encoding="utf-8")
+        driver.get(path.as_uri())
+        shown = driver.execute_script("return Array.from(document.querySelectorAll('details.finding'))"
+                                      ".filter(e => e.offsetParent !== null).length")
+        assert shown == len(fd.collect(result))
+        assert driver.execute_script("return document.getElementById('filters').offsetParent") is None
+        driver.save_screenshot(str(tmp_path / "no-js.png"))
+    finally:
+        driver.quit()
+
+
+def thirty_thousand_outcomes() -> RunResult:
+    """10 flows x 100 runs x 3 steps x 10 assertions; a few fail, some judged, some timed."""
+    runs = []
+    for flow in range(10):
+        for index in range(100):
+            steps = []
+            for step in range(3):
+                outcomes = []
+                for a in range(10):
+                    failing = a == step + 1 and index % 9 == flow % 9
+                    if a == 0:
+                        outcome = AssertionOutcome("response_time", "failed" if failing else "passed",
+                                                   "took 900 ms" if failing else "80 ms within 500 ms", 30 + a, 11,
+                                                   mismatches=[Mismatch("elapsed_ms", 500, 900, "took 900 ms")]
+                                                   if failing else [])
+                    elif a == 9:
+                        score = 40 if failing else 90
+                        outcome = AssertionOutcome(
+                            "tone", "failed" if failing else "passed", "judged", 30 + a, 11, name="polite",
+                            score=score, threshold=75,
+                            judge=JudgeRecord(False, [JudgeTier("openai", "m", score, "ok", 100.0)]))
+                    else:
+                        outcome = AssertionOutcome(
+                            "json_path", "failed" if failing else "passed",
+                            "1 node differs" if failing else "$.items[0].id: 1", 30 + a, 11,
+                            mismatches=[Mismatch(f"$.items[{a}].id", a, a + 1, f"expected {a}, got {a + 1}")]
+                            if failing else [])
+                    outcomes.append(outcome)
+                status = "failed" if any(o.status == "failed" for o in outcomes) else "passed"
+                body = '{"items": [' + ", ".join(f'{{"id": {i}}}' for i in range(10)) + "]}"
+                steps.append(StepResult(f"step {step}", 20 + step, status,
+                                        request=RequestExcerpt("GET", f"https://t.example/f{flow}/s{step}"),
+                                        response=ResponseExcerpt(200, 80.0 + index % 40, body=body),
+                                        assertions=outcomes))
+            passed = all(s.status == "passed" for s in steps)
+            runs.append(FlowRunResult(f"flow {flow}", 10, index, IntentEvaluation(
+                "passed" if passed else "failed", "deterministic", "ok" if passed else "1 failed"), steps=steps))
+    suite = SuiteResult("Load", "probes/load.yaml", 1, 80, 88.9, "passed", flow_runs=runs)
+    return RunResult(run=RunInfo("https://t.example", "2026-11-30T10:00:00Z", "2026-11-30T10:05:00Z"),
+                     verdict="passed", suites=[suite])
+
+
+def test_a_report_of_30000_outcomes_opens_in_under_3_seconds_and_8_mb(page):
+    result = thirty_thousand_outcomes()
+    assert sum(1 for _ in result.iter_outcomes()) == 30_000
+    started = time.perf_counter()
+    html = render("html", result)
+    render_s = time.perf_counter() - started
+    size = len(html.encode("utf-8"))
+    page.open(html, name="big.html")
+    loaded_ms = page.js("const n = performance.getEntriesByType('navigation')[0];"
+                        "return n.domContentLoadedEventEnd - n.startTime")
+    print(f"\n30,000 outcomes: {size / 1e6:.2f} MB, rendered in {render_s:.2f} s, "
+          f"DOMContentLoaded after {loaded_ms:.0f} ms")
+    keep_for_docs(page, "report-30000-outcomes")
+    assert page.console_errors() == []
+    # The issue's bounds, measured once: they are far above what this page needs (see docs/reports.md).
+    assert size < 8_000_000
+    assert loaded_ms < 3_000
+    click_chip(page, "error")
+    click_chip(page, "needs_review")
+    assert len(visible_findings(page)) == len([f for f in fd.collect(result) if f.kind == "failed"])

@@ -1,0 +1,65 @@
+"""The job summary's Mermaid chart: one fixed template, checked against the grammar we emit.
+
+GitHub renders ```mermaid blocks natively; a block it cannot parse shows as an error box, so every
+line must match the `xychart-beta` subset below whatever the suite names hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from litmus.report import render
+from litmus.report.summary import CHART_SUITES, pass_rate_chart
+
+NUMBER = r"(?:100(?:\.0)?|\d{1,2}(?:\.\d)?)"  # 0-100, one decimal
+LABEL = r'"[^"\\`<>#;&\[\]{}\x00-\x1f]{1,40}"'
+GRAMMAR = [
+    r"```mermaid",
+    r"xychart-beta",
+    r'    title "[^"]+"',
+    rf"    x-axis \[{LABEL}(?:, {LABEL})*\]",
+    r'    y-axis "percent" 0 --> 100',
+    rf"    bar \[{NUMBER}(?:, {NUMBER})*\]",
+    rf"    line \[{NUMBER}(?:, {NUMBER})*\]",
+    r"```",
+]
+
+
+def parse(block: str) -> dict[str, list]:
+    lines = block.split("\n")
+    assert len(lines) == len(GRAMMAR)
+    for line, rule in zip(lines, GRAMMAR, strict=True):
+        assert re.fullmatch(rule, line), (line, rule)
+    labels = json.loads(lines[3].split("x-axis ", 1)[1])
+    bars = json.loads(lines[5].split("bar ", 1)[1])
+    thresholds = json.loads(lines[6].split("line ", 1)[1])
+    assert len(labels) == len(bars) == len(thresholds)
+    return {"labels": labels, "bars": bars, "thresholds": thresholds}
+
+
+def test_the_chart_shows_pass_rate_against_threshold_per_suite(result):
+    chart = parse(pass_rate_chart(result))
+    assert chart == {"labels": ["Checkout assistant", "Users API"], "bars": [50.0, 0.0], "thresholds": [80.0, 100.0]}
+    summary = render("summary", result)
+    assert pass_rate_chart(result) in summary
+    assert summary.index("```mermaid") < summary.index("## Findings")
+
+
+@pytest.mark.parametrize("name", ['a "quoted" name', "back`tick`s ```", "<b>bold</b> & co", "line\nbreak",
+                                  "brackets [x], {y}", "#1; @team", "x" * 200, '"', "\u2028"])
+def test_hostile_suite_names_still_parse(result, name):
+    result.suites[0].name = name
+    result.suites[0].pass_rate = 33.333333
+    chart = parse(pass_rate_chart(result))
+    assert chart["bars"][0] == 33.3
+    assert len(chart["labels"][0]) <= 40
+
+
+def test_many_suites_are_capped_and_no_suites_draw_no_chart(result):
+    result.suites = result.suites * 40
+    assert len(parse(pass_rate_chart(result))["labels"]) == CHART_SUITES
+    result.suites = []
+    assert pass_rate_chart(result) is None and "```mermaid" not in render("summary", result)
