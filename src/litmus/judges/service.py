@@ -75,6 +75,9 @@ class JudgeService:
         self._cassettes = cassette_store(config.cache)
         self._secrets = secrets
         self._lock = threading.Lock()
+        # Held for every cache or cassette write, and forever once the service is abandoned: a call
+        # that returns after that writes nothing, so an exit right then cannot leave a partial file.
+        self._store_lock = threading.Lock()
         self._totals = JudgeTotals()
         self._first_start: float | None = None
         self._last_end: float | None = None
@@ -205,14 +208,15 @@ class JudgeService:
         return TierResult(record, verdict=verdict)
 
     def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
-        store.put(
-            key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
-            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
-            verdict=None if verdict is None else {
-                "score": verdict.score, "reason": verdict.reason,
-                "mismatches": [m.__dict__ for m in verdict.mismatches],
-            },
-        )
+        with self._store_lock:
+            store.put(
+                key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
+                input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
+                verdict=None if verdict is None else {
+                    "score": verdict.score, "reason": verdict.reason,
+                    "mismatches": [m.__dict__ for m in verdict.mismatches],
+                },
+            )
 
     def _reserve_call(self) -> None:
         with self._lock:
@@ -246,7 +250,13 @@ class JudgeService:
             wall = (self._last_end - self._first_start) * 1000 if self._first_start is not None else 0.0
             return JudgeTotals(**{**self._totals.__dict__, "wall_ms": round(wall, 1)})
 
-    def close(self) -> None:
+    def close(self, *, abandon: bool = False) -> None:
+        """Wait for the judge calls in flight, or (`abandon`, after SIGINT/SIGTERM) cancel the queued
+        ones and leave those in flight unjoined, with no cache write after this returns."""
+        if abandon:
+            self._store_lock.acquire()  # never released: the process is about to end
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            return
         self.executor.shutdown(wait=True)
         for provider in self.tiers:
             provider.close()

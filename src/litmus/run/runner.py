@@ -2,17 +2,20 @@
 
 Flow runs execute in a thread pool (`concurrency`), each step of a run in order; results come
 back in plan order (suite, flow, scenario, repetition) whatever finished first. When `options.stop`
-is set (SIGINT/SIGTERM, see `litmus.run.signals`), no new flow run starts, running ones stop after
-their current step, and the result says `interrupted`.
+is set (SIGINT/SIGTERM, see `litmus.run.signals`), no new flow run starts, running ones get
+`GRACE_S` to finish their current step and are then abandoned (at once when `options.abort` is set),
+and the result says `interrupted`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -31,6 +34,7 @@ from litmus.results import (
 from litmus.run.flow import NOT_PASSED, PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
+from litmus.run.signals import GRACE_S
 from litmus.templating import references
 
 FailOn = Literal["suite", "assertion", "never"]
@@ -52,8 +56,10 @@ class RunOptions:
     transport_retries: int = 0
     # For steps that set no `timeout_ms` (neither themselves nor through suite defaults).
     timeout_ms: float = 30_000
-    # Set it to stop the run cleanly (no new flow runs; running ones stop after their current step).
+    # Set it to stop the run cleanly (no new flow runs; running ones stop after their current step,
+    # or are abandoned after GRACE_S); set `abort` too to abandon them at once.
     stop: threading.Event = field(default_factory=threading.Event)
+    abort: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -109,19 +115,22 @@ def run_suites(
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, timeout_ms=options.timeout_ms)
     results: dict[int, FlowRunResult] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="litmus-run")
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="litmus-run") as pool:
-            futures = {pool.submit(_run_one, planned, env): i for i, planned in enumerate(runs)}
-            for future in as_completed(futures):
-                index = futures[future]
-                flow_run = future.result()
-                if flow_run is None:
-                    continue  # not started: the run was stopped first
-                redactor.redact_in_place(flow_run)
-                results[index] = flow_run
-                emit(RunEvent("flow_run", total=len(runs), done=len(results), suite=runs[index].suite,
-                              flow_run=flow_run))
+        futures = {pool.submit(_run_one, planned, env): i for i, planned in enumerate(runs)}
+        for future in _finished(futures, options):
+            index = futures[future]
+            flow_run = future.result()
+            if flow_run is None:
+                continue  # not started: the run was stopped first
+            redactor.redact_in_place(flow_run)
+            results[index] = flow_run
+            emit(RunEvent("flow_run", total=len(runs), done=len(results), suite=runs[index].suite,
+                          flow_run=flow_run))
     finally:
+        # After a stop, flow runs still in a step are abandoned, not joined (their calls may take minutes).
+        stopped = options.stop.is_set()
+        pool.shutdown(wait=not stopped, cancel_futures=stopped)
         client.close()
     suite_results = _suite_results(selected, runs, results)
     result = RunResult(
@@ -137,6 +146,28 @@ def run_suites(
     redactor.redact_in_place(result)
     emit(RunEvent("finished", total=len(runs), done=len(results)))
     return result
+
+
+def _finished(futures: Collection[Future], options: RunOptions) -> Iterator[Future]:
+    """Futures as they finish; after a stop, only those finishing within GRACE_S (none after `abort`)."""
+    finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+    for future in futures:
+        future.add_done_callback(finished.put)
+    remaining = len(futures)
+    deadline = None
+    while remaining:
+        try:
+            # Short waits: a signal only sets an event, which must be seen within a tenth of a second.
+            future = finished.get(timeout=0.1)
+        except queue.Empty:
+            future = None
+        if future is not None:
+            remaining -= 1
+            yield future
+        if options.stop.is_set():
+            deadline = deadline or time.monotonic() + GRACE_S
+            if options.abort.is_set() or time.monotonic() >= deadline:
+                return
 
 
 def _run_one(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult | None:
