@@ -92,7 +92,7 @@ def cancel(proc: subprocess.Popen, target: Target, signals: tuple[int, ...]) -> 
         output, _ = proc.communicate(timeout=HANG_S)
     except subprocess.TimeoutExpired:
         proc.kill()
-        raise AssertionError("the cancelled action was still running when the hanging call would have returned")
+        raise AssertionError("the cancelled action was still running when the hanging call would have returned") from None
     return time.monotonic() - sent, output.decode("utf-8", "replace")
 
 
