@@ -5,10 +5,12 @@ flags: its inputs come from the `INPUT_*` variables the runner sets from the wor
 (`INPUT_BASE-URL`, `INPUT_FAIL-ON`, ...; see action.yml), its context from `GITHUB_*`.
 
 In order:
-  1. masks the judge API key, the token and every `{{ secrets.NAME }}` value (`::add-mask::`)
-     before anything else is printed;
-  2. finds the pull request (pull_request / pull_request_target payload, else `refs/pull/N/merge`)
-     and its changed files (REST; `git diff` against the base when the API refuses);
+  1. masks the judge API key, the token (and its `x-access-token:` basic-auth forms) and every
+     `{{ secrets.NAME }}` value (`::add-mask::`) before anything else is printed;
+  2. reads the event file (exit 2 naming the field when a field it relies on is malformed), finds
+     the pull request (pull_request / pull_request_target payload; on deployment_status the open PR
+     the deployed commit heads; else `refs/pull/N/merge`) and its changed files (REST; `git diff`
+     against the base when the API refuses);
   3. waits for the preview (`wait-for`), loads and runs the suites (or, with `merge`, merges the
      results.json of earlier shard jobs instead of running);
   4. writes results.json and every report into `output-dir`, the outputs into $GITHUB_OUTPUT and
@@ -18,6 +20,10 @@ In order:
      and creates or updates the single sticky PR comment;
   6. exits by `fail-on`: 1 when the run failed by it, 2 on bad input, else 0. A comment or check
      run GitHub refuses (a fork PR's read-only token) is a warning, never a failure.
+
+A cancelled job (SIGINT or SIGTERM, SIGKILL a few seconds later) still gets steps 4 and 5, marked
+interrupted, within about a second: calls in flight are abandoned, the check run is `cancelled`,
+and the exit status is 130 / 143. A second SIGINT skips the GitHub calls.
 
 Try it locally, as the container would be run (`env`, since a shell cannot assign a name with a hyphen):
   env INPUT_BASE-URL=http://127.0.0.1:8000 INPUT_COMMENT=false GITHUB_WORKSPACE=$PWD litmus action
