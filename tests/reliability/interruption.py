@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline import SIGNAL_EXIT, check_run, finish, leftovers, litmus_env, start_litmus, write_suite
 
+from support.cancel import HANG_S, route_hang
 from support.fake_judge import API_KEY
 
 SUITE = """version: 1
@@ -76,7 +77,6 @@ def trial(root: Path, target, judge, signum: int, delay: float) -> dict:
 
 
 # One flow run per phase a signal can land in: waiting for the target, waiting for the judge.
-HANG_S = 60.0
 PHASE_SUITES = {
     "target call": """version: 1
 suite: Hang
@@ -105,11 +105,7 @@ flows:
 
 def serve_phases(target, judge, released) -> None:
     """/hang answers only after HANG_S (or once `released` is set); the judge takes HANG_S to answer."""
-    def hang(request):
-        released.wait(HANG_S)
-        return 200, {}, b"late"
-
-    target.route("/hang", hang)
+    route_hang(target, released)
     target.json("/fast", {"ok": True})
     judge.default.delay = HANG_S
 

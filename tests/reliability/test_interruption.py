@@ -8,9 +8,10 @@ import random
 import signal
 
 import pytest
-from interruption import HANG_S, serve_phases, serve_slow, signal_latency, trial
+from interruption import serve_phases, serve_slow, signal_latency, trial
 from pipeline import SIGNAL_EXIT
 
+from support.cancel import HANG_S
 from support.fake_judge import FakeJudge
 from support.target import Target
 

@@ -45,17 +45,22 @@ def workspace_with_slow_suite(root: Path) -> Path:
     return workspace
 
 
-@contextmanager
-def hanging_target() -> Iterator[Target]:
-    released = threading.Event()
-
+def route_hang(target: Target, released: threading.Event) -> None:
+    """`/hang` answers after HANG_S, or as soon as `released` is set (the test's teardown)."""
     def hang(request):
         released.wait(HANG_S)
         return 200, {}, b"late"
 
+    target.route("/hang", hang)
+
+
+@contextmanager
+def hanging_target() -> Iterator[Target]:
+    """A target with `/fast` (answers at once) and `/hang`."""
+    released = threading.Event()
     with Target() as target:
         target.json("/fast", {"ok": True})
-        target.route("/hang", hang)
+        route_hang(target, released)
         try:
             yield target
         finally:
