@@ -106,8 +106,9 @@ def event_with(change) -> bytes:
     (event_with(lambda e: e["pull_request"].update(number="42")), "pull_request.number"),
     (event_with(lambda e: e["pull_request"]["head"].update(sha=None)), "pull_request.head.sha"),
     (event_with(lambda e: e["pull_request"]["base"].update(sha="--output=/tmp/pwned")), "pull_request.base.sha"),
+    (event_with(lambda e: e["pull_request"]["head"].update(sha="1" * 40 + "\n")), "pull_request.head.sha"),
 ], ids=["not-json", "not-utf8", "deep", "array", "missing-file", "no-pull_request", "number-as-text",
-        "null-head-sha", "option-as-base-sha"])
+        "null-head-sha", "option-as-base-sha", "sha-with-newline"])
 def test_the_action_refuses_an_event_it_cannot_use(tmp_path, event, field):
     error = action(tmp_path, event)
     assert "event file" in error and field in error

@@ -23,8 +23,9 @@ class InputError(ValueError):
 
 # GitHub caps a webhook payload at 25 MB; a bigger event file is not one GitHub wrote.
 MAX_EVENT_BYTES = 25 * 1024 * 1024
-_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"}  # SHA-1, or SHA-256 repositories
-_URL = {"type": ["string", "null"], "pattern": "^(https?://.+)?$"}
+# SHA-1, or SHA-256 repositories. `(?!\n)`: Python's `$` also matches before a final newline.
+_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}(?:[0-9a-f]{24})?(?!\n)$"}
+_URL = {"type": ["string", "null"], "pattern": "^(?:https?://\\S+)?(?!\n)$"}
 _PULL_REQUEST = {
     "type": "object",
     "required": ["number", "head", "base"],
