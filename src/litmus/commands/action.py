@@ -22,7 +22,7 @@ In order:
      run GitHub refuses (a fork PR's read-only token) is a warning, never a failure.
 
 A cancelled job (SIGINT or SIGTERM, SIGKILL a few seconds later) still gets steps 4 and 5, marked
-interrupted, within about a second: calls in flight are abandoned, the check run is `cancelled`,
+interrupted, within about 1.5 s: calls in flight are abandoned, the check run is `cancelled`,
 and the exit status is 130 / 143. A second SIGINT skips the GitHub calls.
 
 Try it locally, as the container would be run (`env`, since a shell cannot assign a name with a hyphen):
