@@ -56,6 +56,17 @@ def _check_shards(documents: list[RunResult], names: list[str], allow_missing: b
             f"{len(seen)} of {total} shards"]
 
 
+def _timestamp(text: str, name: str, field: str) -> datetime:
+    """An RFC 3339 timestamp with its UTC offset; MergeError otherwise (shards of several machines are compared)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise MergeError(f"{name}: run.{field} {text!r} is not an ISO 8601 timestamp") from None
+    if moment.tzinfo is None:
+        raise MergeError(f"{name}: run.{field} {text!r} has no UTC offset, so it cannot be compared with other shards'")
+    return moment
+
+
 def _same(documents: list[RunResult], names: list[str], what: str, get) -> object:
     values = {}
     for doc, name in zip(documents, names, strict=True):
@@ -149,10 +160,14 @@ def merge(documents: list[RunResult], names: list[str] | None = None,
     })
     base_urls = {doc.run.base_url for doc in documents}
     first = documents[0].run
+    started = {doc.run.started_at: _timestamp(doc.run.started_at, name, "started_at")
+               for doc, name in zip(documents, names, strict=True)}
+    finished = {doc.run.finished_at: _timestamp(doc.run.finished_at, name, "finished_at")
+                for doc, name in zip(documents, names, strict=True)}
     run = RunInfo(
         base_url=base_urls.pop() if len(base_urls) == 1 else None,
-        started_at=min((doc.run.started_at for doc in documents), key=datetime.fromisoformat),
-        finished_at=max((doc.run.finished_at for doc in documents), key=datetime.fromisoformat),
+        started_at=min(started, key=started.__getitem__),
+        finished_at=max(finished, key=finished.__getitem__),
         interrupted=any(doc.run.interrupted for doc in documents),
         git_sha=first.git_sha,
         shard=None,

@@ -429,12 +429,20 @@ def load_results(path: str | os.PathLike) -> RunResult:
         data = json.loads(Path(path).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: cannot read results: {exc}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: cannot read results: JSON nested too deeply to be a results document") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         found = data.get("schema_version") if isinstance(data, dict) else None
         raise ResultsError(f"{path}: schema_version {found!r} is not {SCHEMA_VERSION}")
     problems = validate(data)
     if problems:
         raise ResultsError(f"{path}: not a valid results document: " + "; ".join(problems[:5]))
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A "\ud800" escape decodes to a lone surrogate, which no report can be written with.
+        raise ResultsError(f"{path}: not a valid results document: it holds a lone surrogate "
+                           "(a \\ud800-\\udfff escape without its pair), which is not text") from None
     return RunResult.from_dict(data)
 
 

@@ -38,7 +38,8 @@ def action(workspace: Path, gh_url: str, event: str = "pull_request", **inputs) 
     output.write_text("")
     environ = {
         "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(EVENTS / f"{event}.json"),
-        "GITHUB_EVENT_NAME": "push" if event == "push" else "pull_request", "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": event if event in ("push", "deployment_status") else "pull_request",
+        "GITHUB_REPOSITORY": REPO,
         "GITHUB_API_URL": gh_url, "GITHUB_OUTPUT": str(output), "INPUT_GITHUB-TOKEN": "ghs_t",
         "LITMUS_DEMO_TOKEN": "demo-api-token",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
@@ -113,3 +114,22 @@ def test_vars_input_sets_run_variables(workspace, fake_github):
         assert [(r.path, r.query) for r in server.requests] == [("/t/acme%20corp", {"region": ["eu-west-1"]})]
     code, stdout, _ = action(workspace, fake_github.url, base_url="http://127.0.0.1:9", vars="not an assignment")
     assert code == 2 and "input 'vars'" in stdout
+
+
+def test_a_deployment_of_a_commit_no_open_pr_heads_gets_no_comment(target, workspace, fake_github):
+    """deployment_status: the PR is looked up by the deployed commit; none (or only a closed one) means no comment,
+    and with no change set every finding is annotated."""
+    fake_github.state.add_pull(REPO, "4" * 40, 40, state="closed")
+    code, stdout, outputs = action(workspace, fake_github.url, event="deployment_status", base_url=target)
+    assert "no open pull request has the deployed commit 444444444444 as its head: no PR comment" in stdout
+    assert fake_github.state.comments == {} and outputs["comment-url"] == ""
+    (check,) = fake_github.state.check_runs.values()
+    assert check["head_sha"] == "4" * 40
+    assert {"probes/catalog.yaml", "probes/chat.yaml"} <= {a["path"] for a in check["annotations"]}
+
+
+def test_a_refused_lookup_of_the_deployed_commits_pr_is_a_warning(target, workspace, fake_github):
+    fake_github.state.deny.add("commit-pulls")
+    code, stdout, _ = action(workspace, fake_github.url, event="deployment_status", base_url=target)
+    assert "::warning::Litmus: could not find the pull request of the deployed commit 444444444444 (HTTP 403)" in stdout
+    assert fake_github.state.comments == {} and code == 1

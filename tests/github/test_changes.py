@@ -79,3 +79,17 @@ flows:
     (suite_,) = load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites
     assert referenced_files(suite_, tmp_path) == {"probes/f/rows.csv", "probes/f/body.json", "probes/f/doc.pdf",
                                                   "probes/f/login.json"}
+
+
+def test_a_crafted_base_sha_is_never_an_option_to_git(tmp_path):
+    """Before, base `--output=FILE` made `git diff --output=FILE...HEAD` write that file."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "t@t")
+    git(tmp_path, "config", "user.name", "t")
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(name)
+        git(tmp_path, "add", ".")
+        git(tmp_path, "commit", "-qm", name)
+    planted = tmp_path / "planted"
+    assert git_changed_files(tmp_path, f"--output={planted}") == {"b.txt"}  # refused as a revision: first parent
+    assert not planted.exists() and not (tmp_path / f"--output={planted}...HEAD").exists()

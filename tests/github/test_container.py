@@ -9,6 +9,7 @@ The venv is built once per test session.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -162,10 +163,14 @@ def test_two_runs_on_one_pr_leave_one_comment_and_a_check_run_each(entrypoint, s
     for run in (first, second):
         assert run.code == 1, run.stdout  # suites failed, fail-on: suite
         lines = run.stdout.splitlines()
-        # Masks come first, before any other line, and the secrets appear nowhere else.
-        assert lines[:3] == [f"::add-mask::{API_KEY}", f"::add-mask::{TOKEN}", f"::add-mask::{DEMO_TOKEN}"]
-        for secret in (API_KEY, TOKEN, DEMO_TOKEN):
+        # Masks come first, before any other line, and the secrets appear nowhere else. The token is
+        # masked in the forms git and actions/checkout give it too (the basic-auth pair and its base64).
+        basic = f"x-access-token:{TOKEN}"
+        assert lines[:5] == [f"::add-mask::{API_KEY}", f"::add-mask::{TOKEN}", f"::add-mask::{basic}",
+                             f"::add-mask::{base64.b64encode(basic.encode()).decode()}", f"::add-mask::{DEMO_TOKEN}"]
+        for secret in (API_KEY, DEMO_TOKEN, base64.b64encode(basic.encode()).decode()):
             assert sum(secret in line for line in lines) == 1
+        assert [i for i, line in enumerate(lines) if TOKEN in line] == [1, 2]
         assert commands(run.stdout, "error") == []  # the check run carries the annotations
         # Outputs as GitHub reads them, paths relative to the workspace.
         out = run.outputs
@@ -255,15 +260,22 @@ def test_deployment_status_takes_the_url_from_the_event_and_waits_for_it(entrypo
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(event))
     with FakeGitHub() as gh:
+        # The deployed commit heads PR 42 (another, closed PR also contains it).
+        gh.state.add_pull(REPO, "4" * 40, 41, state="closed")
+        gh.state.add_pull(REPO, "4" * 40, 42)
+        pr_files(gh, 42)
         run = run_action(entrypoint, make_workspace(tmp_path), gh, event=event_path, event_name="deployment_status",
                          inputs={"wait-for": "/health", "wait-timeout": "10"},
                          env={"LITMUS_DEMO_TOKEN": DEMO_TOKEN})
         (check,) = gh.state.check_runs.values()
-        assert gh.state.comments == {}  # no PR on a deployment event
+        # The deployment event names no PR: the action found it from the deployed commit and commented there.
+        assert list(gh.state.comments) == [(REPO, 42)]
+        assert len(gh.calls("GET", rf"^/repos/{REPO}/commits/{'4' * 40}/pulls$")) == 1
     assert run.code == 1 and f"{url}/health is ready (HTTP 200)" in run.stdout
+    assert f"the deployed commit {'4' * 12} is the head of PR #42" in run.stdout
     assert check["head_sha"] == "4" * 40
-    # Not a PR: no change set, so every finding is annotated, the unchanged file's too.
-    assert "probes/catalog.yaml" in {a["path"] for a in check["annotations"]}
+    # The PR's change set applies: the unchanged file's findings are not annotated.
+    assert "probes/catalog.yaml" not in {a["path"] for a in check["annotations"]}
     assert json.loads((tmp_path / "workspace" / "litmus-report" / "results.json").read_text())["run"]["base_url"] == url
 
 

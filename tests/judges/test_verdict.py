@@ -52,3 +52,31 @@ def test_lone_surrogates_in_a_verdict_become_replacement_characters():
     assert escaped.reason == raw.reason == "bad \ufffd text"
     assert escaped.mismatches[0].expected == "\ufffd"
     escaped.reason.encode("utf-8")  # what writing results.json and the reports needs
+
+
+@pytest.mark.parametrize("text", [
+    '{"score": 10, "reason": "bad", "mismatches": [], "score": 95}',
+    '{"score": 95, "reason": "ok", "reason": "also ok", "mismatches": []}',
+    '{"score": 95, "reason": "ok", "mismatches": [{"path": "$", "path": "$.a", "expected": 1, "actual": 2, '
+    '"reason": "r"}]}',
+])
+def test_a_key_given_twice_makes_the_verdict_unparseable(text):
+    """Before, the last `score` won: a reply saying 10 and then 95 passed."""
+    with pytest.raises(VerdictError, match="given twice"):
+        parse_verdict(text)
+
+
+def test_a_reply_over_64_kib_is_not_a_verdict_and_is_not_quoted_whole():
+    from litmus.judges.verdict import MAX_REPLY_BYTES
+
+    reason = "x" * MAX_REPLY_BYTES
+    with pytest.raises(VerdictError) as caught:
+        parse_verdict('{"score": 90, "reason": "' + reason + '", "mismatches": []}')
+    assert len(str(caught.value)) < 300
+    just_under = "y" * (MAX_REPLY_BYTES - 100)
+    assert parse_verdict('{"score": 90, "reason": "' + just_under + '", "mismatches": []}').reason == just_under
+
+
+def test_deeply_nested_json_is_unparseable_not_a_crash():
+    with pytest.raises(VerdictError):
+        parse_verdict("[" * 50_000 + "]" * 50_000)

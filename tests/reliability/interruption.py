@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline import SIGNAL_EXIT, check_run, finish, leftovers, litmus_env, start_litmus, write_suite
 
+from support.cancel import HANG_S, route_hang
 from support.fake_judge import API_KEY
 
 SUITE = """version: 1
@@ -73,3 +74,66 @@ def trial(root: Path, target, judge, signum: int, delay: float) -> dict:
             "interrupted": result.run.interrupted, "flow_runs": len(flow_runs),
             "outcomes": sum(1 for _ in result.iter_outcomes()), "cache_files": len(cache),
             "max_rss_mib": round(ran.max_rss_mib, 1)}
+
+
+# One flow run per phase a signal can land in: waiting for the target, waiting for the judge.
+PHASE_SUITES = {
+    "target call": """version: 1
+suite: Hang
+flows:
+  - name: wait
+    steps:
+      - name: hang
+        request: {url: /hang, timeout_ms: 120000}
+        assertions:
+          - {type: status_code, expected: 200}
+""",
+    "judge call": """version: 1
+suite: Judged
+flows:
+  - name: ask
+    runs: 3
+    steps:
+      - name: one
+        request: {url: /fast}
+        assertions:
+          - {type: status_code, expected: 200}
+          - {type: llm_rubric, rubric: "Says ok (run {{ run.index }})"}
+""",
+}
+
+
+def serve_phases(target, judge, released) -> None:
+    """/hang answers only after HANG_S (or once `released` is set); the judge takes HANG_S to answer."""
+    route_hang(target, released)
+    target.json("/fast", {"ok": True})
+    judge.default.delay = HANG_S
+
+
+def signal_latency(root: Path, target, judge, phase: str, signals: tuple[int, ...]) -> dict:
+    """Run until `phase` is under way, send `signals` (0.1 s apart), and time the exit from the first one."""
+    write_suite(root, "phase.yaml", PHASE_SUITES[phase])
+    (root / "litmus.yaml").write_text(
+        f"judge:\n  provider: openai\n  model: judge-small\n  base_url: {judge.openai_base_url}\n"
+        "  api_key_env: JUDGE_KEY\n  cache: cache\n  timeout_ms: 120000\n")
+    busy = (lambda: judge.calls()) if phase == "judge call" else (lambda: target.requests)
+    started = time.monotonic()
+    proc, out, err = start_litmus(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
+                                  cwd=root, env=litmus_env(JUDGE_KEY=API_KEY))
+    while not busy() and proc.poll() is None and time.monotonic() - started < 30:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run ended before the phase began"
+    time.sleep(0.2)  # well inside the call
+    sent = time.monotonic()
+    for i, signum in enumerate(signals):
+        if i:
+            time.sleep(0.1)
+        proc.send_signal(signum)
+    ran = finish(proc, out, err, started)
+    exited = time.monotonic() - sent
+    result = check_run(root / "out")
+    assert "Traceback" not in ran.output, ran.output
+    assert leftovers(root) == []
+    return {"phase": phase, "signals": "+".join(signal.Signals(s).name for s in signals), "exit": ran.code,
+            "exit_after_s": round(exited, 2), "interrupted": result.run.interrupted,
+            "flow_runs": len(result.suites[0].flow_runs)}

@@ -8,8 +8,10 @@ import random
 import signal
 
 import pytest
-from interruption import serve_slow, trial
+from interruption import serve_phases, serve_slow, signal_latency, trial
+from pipeline import SIGNAL_EXIT
 
+from support.cancel import HANG_S
 from support.fake_judge import FakeJudge
 from support.target import Target
 
@@ -48,3 +50,25 @@ def test_a_signal_while_the_reports_are_written_still_leaves_every_report_whole(
     assert proc.returncode == 143, ran.output
     result = check_run(tmp_path / "out")
     assert sum(1 for _ in result.iter_outcomes()) == 2500
+
+
+@pytest.mark.parametrize("phase, signals", [
+    ("target call", (signal.SIGTERM,)),
+    ("judge call", (signal.SIGTERM,)),
+    ("judge call", (signal.SIGINT, signal.SIGINT)),
+], ids=["SIGTERM-in-a-target-call", "SIGTERM-in-a-judge-call", "double-SIGINT-in-a-judge-call"])
+def test_a_signal_is_honoured_while_a_call_hangs(tmp_path, phase, signals):
+    """Calls in flight are abandoned, not joined: the run ends long before the 60 s call would return,
+    with results.json and every report written (bench/reliability.py --only signals measures the latency)."""
+    import threading
+
+    released = threading.Event()
+    with Target() as target, FakeJudge() as judge:
+        serve_phases(target, judge, released)
+        try:
+            figures = signal_latency(tmp_path, target, judge, phase, signals)
+        finally:
+            released.set()
+    assert figures["exit"] == SIGNAL_EXIT[signals[0]]
+    assert figures["interrupted"]
+    assert figures["exit_after_s"] < HANG_S / 6  # before: 57 s, and a double Ctrl-C wrote nothing

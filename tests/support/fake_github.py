@@ -1,23 +1,59 @@
 """A fake GitHub REST API on 127.0.0.1 that records every call: enough of it for the action.
 
 Serves `GET /user`, issue comments (list with `Link` pagination, create, update), check runs (create,
-update with appended annotations) and a PR's files. Tokens map to users: a token in `pats` is a
-personal access token of that login (`GET /user` answers it); any other token behaves like the
-workflow's `GITHUB_TOKEN` (`GET /user` is 403, comments are authored by `github-actions[bot]`).
-`deny` makes chosen operations answer 403 like a fork PR's read-only token.
+update with appended annotations), a PR's files and the PRs of a commit (`deployment_status`). Tokens
+map to users: a token in `pats` is a personal access token of that login (`GET /user` answers it);
+any other token behaves like the workflow's `GITHUB_TOKEN` (`GET /user` is 403, comments are
+authored by `github-actions[bot]`). `deny` makes chosen operations answer 403 like a fork PR's
+read-only token.
+
+Shaped like GitHub, and checked against GitHub's own description of it (tests/schemas/
+github-rest-subset.json): response objects are built from real payloads (tests/support/
+github_shapes.json), every request body is validated against its operation's `requestBody` schema
+(a violation is answered 422, as GitHub does) and every response against its status's schema.
+Each violation is recorded in `state.violations`, and leaving the `with` block fails the test.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import jsonschema
+
 BOT = "github-actions[bot]"
+SHAPES = json.loads((Path(__file__).with_name("github_shapes.json")).read_text("utf-8"))
+REST = Path(__file__).resolve().parents[1] / "schemas" / "github-rest-subset.json"
+DOCS = "https://docs.github.com/rest"
+
+
+@cache
+def _operations() -> dict[str, Any]:
+    return json.loads(REST.read_text("utf-8"))["operations"]
+
+
+@cache
+def _validator(operation: str, part: str) -> jsonschema.Draft7Validator | None:
+    """The validator of an operation's request body (`part` "request") or of one response status."""
+    spec = _operations()[operation]
+    schema = (spec.get("requestBody") if part == "request" else spec["responses"].get(part, {}).get("schema"))
+    return jsonschema.Draft7Validator(schema) if schema else None
+
+
+def violations_of(operation: str, part: str, instance: Any) -> list[str]:
+    validator = _validator(operation, part)
+    if validator is None:
+        return []
+    return [f"{operation} {part}: {'/'.join(map(str, e.absolute_path)) or '$'}: {e.message[:300]}"
+            for e in validator.iter_errors(instance)]
 
 
 @dataclass
@@ -32,13 +68,19 @@ class Call:
 @dataclass
 class FakeGitHubState:
     pats: dict[str, str] = field(default_factory=dict)
-    # (repo, issue number) -> comments, each {"id", "body", "user": {"login"}, "html_url"}
+    # (repo, issue number) -> comments, shaped like the REST API's (id, body, user.login, html_url, ...)
     comments: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
+    # id -> the check run as created, plus "annotations": every annotation of every request
     check_runs: dict[int, dict] = field(default_factory=dict)
+    # (repo, PR number) -> files; entries need only "filename" and "status", the rest is filled in
     pr_files: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
-    # Operation names answering 403: "comment-write", "check-write", "pr-files".
+    # (repo, commit sha) -> the PRs `GET /repos/{repo}/commits/{sha}/pulls` lists (see `add_pull`)
+    commit_pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
+    # Operation names answering 403: "comment-write", "check-write", "pr-files", "commit-pulls".
     deny: set[str] = field(default_factory=set)
     calls: list[Call] = field(default_factory=list)
+    # Requests or responses that do not match GitHub's schema: each one fails the test.
+    violations: list[str] = field(default_factory=list)
     next_id: int = 1000
 
     def new_id(self) -> int:
@@ -47,21 +89,49 @@ class FakeGitHubState:
 
     def add_comment(self, repo: str, number: int, body: str, login: str) -> dict:
         comment_id = self.new_id()
-        comment = {"id": comment_id, "body": body, "user": {"login": login},
-                   "html_url": f"https://github.test/{repo}/pull/{number}#issuecomment-{comment_id}"}
+        comment = copy.deepcopy(SHAPES["issue_comment"])
+        comment.update({
+            "id": comment_id, "node_id": f"IC_{comment_id}", "body": body,
+            "url": f"https://api.github.test/repos/{repo}/issues/comments/{comment_id}",
+            "html_url": f"https://github.test/{repo}/pull/{number}#issuecomment-{comment_id}",
+            "issue_url": f"https://api.github.test/repos/{repo}/issues/{number}",
+        })
+        comment["user"]["login"] = login
+        comment["user"]["type"] = "Bot" if login.endswith("[bot]") else "User"
         self.comments.setdefault((repo, number), []).append(comment)
         return comment
 
+    def add_pull(self, repo: str, sha: str, number: int, *, head_sha: str | None = None, state: str = "open") -> dict:
+        """A PR that contains commit `sha` (its head unless `head_sha` says otherwise)."""
+        pull = copy.deepcopy(SHAPES["pull_request"])
+        pull.update({"number": number, "state": state, "url": f"https://api.github.test/repos/{repo}/pulls/{number}",
+                     "html_url": f"https://github.test/{repo}/pull/{number}"})
+        pull["head"]["sha"] = head_sha or sha
+        self.commit_pulls.setdefault((repo, sha), []).append(pull)
+        return pull
 
+
+# (method, path pattern, handler name, the operation in github-rest-subset.json)
 _ROUTES = [
-    ("GET", re.compile(r"^/user$"), "user"),
-    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$"), "list_comments"),
-    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$"), "create_comment"),
-    ("PATCH", re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$"), "update_comment"),
-    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/check-runs$"), "create_check_run"),
-    ("PATCH", re.compile(r"^/repos/([^/]+/[^/]+)/check-runs/(\d+)$"), "update_check_run"),
-    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/files$"), "pr_files"),
+    ("GET", r"^/user$", "user", "GET /user"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "list_comments",
+     "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"),
+    ("POST", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "create_comment",
+     "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"),
+    ("PATCH", r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$", "update_comment",
+     "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"),
+    ("POST", r"^/repos/([^/]+/[^/]+)/check-runs$", "create_check_run", "POST /repos/{owner}/{repo}/check-runs"),
+    ("PATCH", r"^/repos/([^/]+/[^/]+)/check-runs/(\d+)$", "update_check_run",
+     "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/files$", "pr_files",
+     "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/commits/([^/]+)/pulls$", "commit_pulls",
+     "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
 ]
+
+
+def _error(status: int, message: str) -> tuple[int, dict, dict]:
+    return status, {"message": message, "documentation_url": DOCS, "status": str(status)}, {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -79,13 +149,19 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw) if raw else None
         with self.lock:
             self.state.calls.append(Call(method, split.path, query, body, dict(self.headers.items())))
-            for route_method, pattern, name in _ROUTES:
-                match = pattern.match(split.path)
+            for route_method, pattern, name, operation in _ROUTES:
+                match = re.match(pattern, split.path)
                 if route_method == method and match:
-                    status, payload, headers = getattr(self, name)(*match.groups(), query=query, body=body)
+                    problems = violations_of(operation, "request", body) if method != "GET" else []
+                    if problems:
+                        self.state.violations += problems
+                        status, payload, headers = _error(422, "Invalid request: " + "; ".join(problems))
+                    else:
+                        status, payload, headers = getattr(self, name)(*match.groups(), query=query, body=body)
+                    self.state.violations += violations_of(operation, str(status), payload)
                     break
             else:
-                status, payload, headers = 404, {"message": "Not Found"}, {}
+                status, payload, headers = _error(404, "Not Found")
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -125,12 +201,16 @@ class _Handler(BaseHTTPRequestHandler):
                                f'<{host}{path}?per_page={per_page}&page={-(-len(items) // per_page)}>; rel="last"')
         return 200, chunk, headers
 
-    _FORBIDDEN = (403, {"message": "Resource not accessible by integration"}, {})
+    _FORBIDDEN = _error(403, "Resource not accessible by integration")
 
     # --- routes
     def user(self, query, body):
         login = self._login()
-        return (200, {"login": login}, {}) if login else self._FORBIDDEN
+        if not login:
+            return self._FORBIDDEN
+        user = copy.deepcopy(SHAPES["authenticated_user"])
+        user["login"] = login
+        return 200, user, {}
 
     def list_comments(self, repo, number, query, body):
         return self._page(self.state.comments.get((repo, int(number)), []), query)
@@ -139,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "comment-write" in self.state.deny:
             return self._FORBIDDEN
         if len(body["body"]) > 65536:
-            return 422, {"message": "Body is too long (maximum is 65536 characters)"}, {}
+            return _error(422, "Body is too long (maximum is 65536 characters)")
         return 201, self.state.add_comment(repo, int(number), body["body"], self._author()), {}
 
     def update_comment(self, repo, comment_id, query, body):
@@ -149,41 +229,65 @@ class _Handler(BaseHTTPRequestHandler):
             if comment["id"] == int(comment_id):
                 comment["body"] = body["body"]
                 return 200, comment, {}
-        return 404, {"message": "Not Found"}, {}
+        return _error(404, "Not Found")
+
+    def _check_run(self, run: dict) -> dict:
+        """The check run as the API returns it: GitHub's fields, the annotations only counted."""
+        shaped = copy.deepcopy(SHAPES["check_run"])
+        shaped.update({key: run[key] for key in ("id", "name", "head_sha", "status", "html_url") if key in run})
+        shaped.update({"conclusion": run.get("conclusion"), "details_url": run.get("details_url"),
+                       "url": f"https://api.github.test/repos/{run['repo']}/check-runs/{run['id']}"})
+        given = run.get("output", {})
+        shaped["output"].update({"title": given.get("title"), "summary": given.get("summary"),
+                                 "annotations_count": len(run["annotations"])})
+        return shaped
 
     def create_check_run(self, repo, query, body):
         if "check-write" in self.state.deny:
             return self._FORBIDDEN
         if len(body.get("output", {}).get("annotations", [])) > 50:
-            return 422, {"message": "Only 50 annotations per request"}, {}
+            return _error(422, "Only 50 annotations per request")
         run_id = self.state.new_id()
         run = {"id": run_id, "repo": repo, "html_url": f"https://github.test/{repo}/runs/{run_id}", **body}
         run["annotations"] = list(body.get("output", {}).get("annotations", []))
         self.state.check_runs[run_id] = run
-        return 201, {k: v for k, v in run.items() if k != "annotations"}, {}
+        return 201, self._check_run(run), {}
 
     def update_check_run(self, repo, run_id, query, body):
         if "check-write" in self.state.deny:
             return self._FORBIDDEN
         run = self.state.check_runs.get(int(run_id))
         if run is None:
-            return 404, {"message": "Not Found"}, {}
+            return _error(404, "Not Found")
         annotations = body.get("output", {}).get("annotations", [])
         if len(annotations) > 50:
-            return 422, {"message": "Only 50 annotations per request"}, {}
+            return _error(422, "Only 50 annotations per request")
         run["annotations"].extend(annotations)
         run["output"] = {**run.get("output", {}), **{k: v for k, v in body.get("output", {}).items()
                                                       if k != "annotations"}}
-        return 200, {k: v for k, v in run.items() if k != "annotations"}, {}
+        return 200, self._check_run(run), {}
 
     def pr_files(self, repo, number, query, body):
         if "pr-files" in self.state.deny:
             return self._FORBIDDEN
-        return self._page(self.state.pr_files.get((repo, int(number)), []), query)
+        files = [{"sha": "0" * 40, "additions": 1, "deletions": 0, "changes": 1,
+                  "blob_url": f"https://github.test/{repo}/blob/HEAD/{f['filename']}",
+                  "raw_url": f"https://github.test/{repo}/raw/HEAD/{f['filename']}",
+                  "contents_url": f"https://api.github.test/repos/{repo}/contents/{f['filename']}", **f}
+                 for f in self.state.pr_files.get((repo, int(number)), [])]
+        return self._page(files, query)
+
+    def commit_pulls(self, repo, sha, query, body):
+        if "commit-pulls" in self.state.deny:
+            return self._FORBIDDEN
+        return self._page(self.state.commit_pulls.get((repo, sha), []), query)
 
 
 class FakeGitHub:
-    """`with FakeGitHub() as gh:` serves on `gh.url`; `gh.state` holds the data and the recorded calls."""
+    """`with FakeGitHub() as gh:` serves on `gh.url`; `gh.state` holds the data and the recorded calls.
+
+    Leaving the block raises AssertionError when a request or response broke GitHub's schema.
+    """
 
     def __init__(self, state: FakeGitHubState | None = None) -> None:
         self.state = state or FakeGitHubState()
@@ -196,9 +300,11 @@ class FakeGitHub:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+        if exc_type is None and self.state.violations:
+            raise AssertionError("GitHub's REST schema was broken:\n" + "\n".join(self.state.violations[:20]))
 
     def calls(self, method: str | None = None, path_pattern: str | None = None) -> list[Call]:
         return [c for c in self.state.calls

@@ -5,10 +5,12 @@ flags: its inputs come from the `INPUT_*` variables the runner sets from the wor
 (`INPUT_BASE-URL`, `INPUT_FAIL-ON`, ...; see action.yml), its context from `GITHUB_*`.
 
 In order:
-  1. masks the judge API key, the token and every `{{ secrets.NAME }}` value (`::add-mask::`)
-     before anything else is printed;
-  2. finds the pull request (pull_request / pull_request_target payload, else `refs/pull/N/merge`)
-     and its changed files (REST; `git diff` against the base when the API refuses);
+  1. masks the judge API key, the token (and its `x-access-token:` basic-auth forms) and every
+     `{{ secrets.NAME }}` value (`::add-mask::`) before anything else is printed;
+  2. reads the event file (exit 2 naming the field when a field it relies on is malformed), finds
+     the pull request (pull_request / pull_request_target payload; on deployment_status the open PR
+     the deployed commit heads; else `refs/pull/N/merge`) and its changed files (REST; `git diff`
+     against the base when the API refuses);
   3. waits for the preview (`wait-for`), loads and runs the suites (or, with `merge`, merges the
      results.json of earlier shard jobs instead of running);
   4. writes results.json and every report into `output-dir`, the outputs into $GITHUB_OUTPUT and
@@ -19,6 +21,10 @@ In order:
   6. exits by `fail-on`: 1 when the run failed by it, 2 on bad input, else 0. A comment or check
      run GitHub refuses (a fork PR's read-only token) is a warning, never a failure.
 
+A cancelled job (SIGINT or SIGTERM, SIGKILL a few seconds later) still gets steps 4 and 5, marked
+interrupted, within about 1.5 s: calls in flight are abandoned, the check run is `cancelled`,
+and the exit status is 130 / 143. A second SIGINT skips the GitHub calls.
+
 Try it locally, as the container would be run (`env`, since a shell cannot assign a name with a hyphen):
   env INPUT_BASE-URL=http://127.0.0.1:8000 INPUT_COMMENT=false GITHUB_WORKSPACE=$PWD litmus action
 """
@@ -26,18 +32,21 @@ Try it locally, as the container would be run (`env`, since a shell cannot assig
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TextIO
 
-from litmus.github.api import GitHubAPIError, GitHubClient
+from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
 from litmus.github.changes import git_changed_files, pull_request_files, suites_touched
 from litmus.github.context import (
     GitHubContext,
     InputError,
+    PullRequest,
     read_bool_input,
     read_choice_input,
     read_input,
@@ -46,12 +55,17 @@ from litmus.github.envfiles import append_summary, write_outputs
 from litmus.github.findings import Annotation, annotations, cap_per_level, select
 from litmus.github.workflow import WorkflowCommands
 from litmus.results import RunResult
+from litmus.run.signals import StopOnSignals, exit_abandoning
 
 FAIL_ON = ("suite", "assertion", "never")
 ANNOTATIONS = ("changed", "all", "none")
 RESULTS_FILE = "results.json"
 # The judge key given as an input reaches the judge through this variable (config `api_key_env`).
 JUDGE_KEY_VARIABLE = "LITMUS_JUDGE_API_KEY"
+# A job runs at most 6 hours on GitHub-hosted runners: a longer wait is a typo.
+MAX_WAIT_TIMEOUT_S = 6 * 3600
+# After a cancellation the runner kills the step within seconds: each GitHub call gets this long.
+CANCELLED_API_TIMEOUT_S = 2.0
 
 
 class ActionFailure(Exception):
@@ -128,9 +142,10 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise InputError(f"input 'wait-timeout' must be a number of seconds; got {text!r}")
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= MAX_WAIT_TIMEOUT_S):
+        raise InputError(f"input 'wait-timeout' must be a number of seconds from 0 to {MAX_WAIT_TIMEOUT_S} "
+                         f"(6 hours, a job's limit); got {text!r}")
     return value
 
 
@@ -139,32 +154,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return main(os.environ, sys.stdout)
+    # After a cancellation, calls still in flight are abandoned: end without waiting for their threads.
+    return exit_abandoning(main(os.environ, sys.stdout))
 
 
 def main(environ: Mapping[str, str], stream: TextIO) -> int:
     out = WorkflowCommands(stream)
     # Secrets first: nothing may be printed before the runner knows to hide them.
-    out.mask([read_input(environ, "judge-api-key"), read_input(environ, "github-token")])
-    try:
-        return _Action(environ, out).run()
-    except (ActionFailure, InputError) as exc:
-        out.error(str(exc), title="Litmus")
-        return 2
+    out.mask([read_input(environ, "judge-api-key"), *token_forms(read_input(environ, "github-token"))])
+    stop, abort = threading.Event(), threading.Event()
+    # A cancelled job gets SIGINT or SIGTERM, then SIGKILL: from the first signal on, every stage
+    # hurries to write what it has (results, reports, job summary) and to tell GitHub.
+    with StopOnSignals(stop, abort) as signals:
+        try:
+            code = _Action(environ, out, stop, abort).run()
+        except (ActionFailure, InputError) as exc:
+            out.error(str(exc), title="Litmus")
+            code = 2
+    return signals.exit_code or code
 
 
 class _Action:
     """One execution of the action; each method is one stage of the docstring's list."""
 
-    def __init__(self, environ: Mapping[str, str], out: WorkflowCommands) -> None:
+    def __init__(self, environ: Mapping[str, str], out: WorkflowCommands, stop: threading.Event,
+                 abort: threading.Event) -> None:
         self.environ = dict(environ)
         self.out = out
+        self.stop = stop
+        self.abort = abort
         self.inputs = ActionInputs.from_environ(environ)
         self.ctx = GitHubContext.from_environ(environ)
         self.workspace = self.ctx.workspace.resolve()
-        self.pr = self.ctx.pull_request()
         can_call_api = bool(self.inputs.github_token and self.ctx.repository)
         self.client = GitHubClient(self.ctx.api_url, self.inputs.github_token) if can_call_api else None
+        self.pr = self.ctx.pull_request() or self._deployed_pull_request()
         self._changed: set[str] | None = None
         self._changed_known = False
 
@@ -175,12 +199,17 @@ class _Action:
         if result is None:
             return 2
         paths = self._write_reports(result)
+        if self.stop.is_set():
+            self.out.warning("Litmus: the job is being cancelled; the results so far are written, marked interrupted")
+            if self.client:
+                self.client.hurry(CANCELLED_API_TIMEOUT_S)
         all_findings = annotations(result)
         selected = select(all_findings, self.inputs.annotations, self.changed_files())
-        check_url = self._publish_check_run(result, paths, selected)
+        # A second Ctrl-C: no more calls to GitHub, only the outputs file.
+        check_url = None if self.abort.is_set() else self._publish_check_run(result, paths, selected)
         if check_url is None:
             self._annotate_in_log(selected, paths)
-        comment_url = self._publish_comment(paths)
+        comment_url = None if self.abort.is_set() else self._publish_comment(paths)
         self._write_outputs(result, paths, comment_url, check_url)
         from litmus.run.runner import failed_by
 
@@ -188,6 +217,24 @@ class _Action:
         self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
                      f"{'failing' if failed else 'passing'} the step")
         return 1 if failed else 0
+
+    def _deployed_pull_request(self) -> PullRequest | None:
+        """On deployment_status: the open PR whose head is the deployed commit, asked of the REST API."""
+        from litmus.github.changes import pull_request_of_commit
+
+        sha = self.ctx.deployed_sha()
+        if not (sha and self.client):
+            return None
+        try:
+            pr = pull_request_of_commit(self.client, self.ctx.repository, sha)
+        except GitHubAPIError as exc:
+            self._api_warning(f"could not find the pull request of the deployed commit {sha[:12]}", exc)
+            return None
+        if pr is None:
+            self.out.log(f"no open pull request has the deployed commit {sha[:12]} as its head: no PR comment")
+        else:
+            self.out.log(f"the deployed commit {sha[:12]} is the head of PR #{pr.number}")
+        return pr
 
     def changed_files(self) -> set[str] | None:
         """Files the PR changed: REST first, then `git diff`; None outside a PR or when neither works."""
@@ -248,14 +295,14 @@ class _Action:
             return None
         if config.judge:
             self.out.mask(environ.get(t.api_key_env or "") for t in self._tiers(config.judge))
-        if inputs.wait_for:
+        if inputs.wait_for and not self.stop.is_set():
             self._wait(base_url)
         try:
             judge = JudgeService.from_config(config.judge, environ)
         except JudgeConfigError as exc:
             raise ActionFailure(f"judge: {exc}") from None
-        options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on,
-                             judge_disabled=config.judge_disabled, run_vars=dict(inputs.run_vars))
+        options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on, stop=self.stop,
+                             abort=self.abort, judge_disabled=config.judge_disabled, run_vars=dict(inputs.run_vars))
         shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
         with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
             try:
@@ -263,7 +310,7 @@ class _Action:
                                     redactor=self._redactor())
             finally:
                 if judge:
-                    judge.close()
+                    judge.close(abandon=self.stop.is_set())
         result.run.repository = result.run.repository or self.ctx.repository or None
         result.run.server_url = result.run.server_url or self.ctx.server_url
         result.run.git_sha = result.run.git_sha or self.ctx.head_sha() or None
@@ -274,7 +321,8 @@ class _Action:
         from litmus.run.redact import Redactor
 
         redactor = Redactor()
-        redactor.register(self.inputs.github_token)
+        for form in token_forms(self.inputs.github_token):
+            redactor.register(form)
         return redactor
 
     @staticmethod
@@ -308,7 +356,7 @@ class _Action:
                 raise ActionFailure("input 'wait-for' is a path, which needs a base URL")
             target = base_url.rstrip("/") + "/" + target.lstrip("/")
         try:
-            wait_until_ready(target, self.inputs.wait_timeout, log=self.out.log)
+            wait_until_ready(target, self.inputs.wait_timeout, log=self.out.log, stop=self.stop)
         except NotReady as exc:
             raise ActionFailure(f"wait-for: {exc}") from None
 
@@ -414,10 +462,12 @@ class _Action:
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
                  else f"{len(result.suites)} suite(s) passed")
+        conclusion = "success" if result.verdict == "passed" else "failure"
+        if result.run.interrupted:
+            title, conclusion = f"interrupted: {title} so far", "cancelled"
         try:
             check = publish_check_run(
-                self.client, self.ctx.repository, sha,
-                conclusion="success" if result.verdict == "passed" else "failure", title=title,
+                self.client, self.ctx.repository, sha, conclusion=conclusion, title=title,
                 summary=paths["summary"].read_text("utf-8"), findings=selected,
                 details_url=self.ctx.run_url,
             )

@@ -41,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for warning in warnings:
         print(f"litmus merge: warning: {warning}", file=sys.stderr)
-    write_results(args.output, merged)
+    try:
+        write_results(args.output, merged)
+    except OSError as exc:
+        print(f"litmus merge: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     runs = sum(len(suite.flow_runs) for suite in merged.suites)
     print(f"merged {len(documents)} results: {len(merged.suites)} suites, {runs} flow runs, "
           f"verdict {merged.verdict} -> {args.output}")

@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(render(formats[0], result, **options))
         return 0
-    for name, path in write_reports(result, args.out, formats, **options).items():
+    try:
+        written = write_reports(result, args.out, formats, **options)
+    except OSError as exc:
+        print(f"litmus report: error: cannot write the reports into {args.out}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    for name, path in written.items():
         print(f"{name:9} {path}")
     return 0

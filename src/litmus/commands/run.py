@@ -174,18 +174,18 @@ def _execute(args, suites, options, judge, formats, console) -> int:
 
     from litmus.results import write_results
     from litmus.run.runner import failed_by, run_suites
-    from litmus.run.signals import StopOnSignals
+    from litmus.run.signals import StopOnSignals, exit_abandoning
 
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
     # re-scanning them at every full collection (0.1-0.16 s each at 1000 steps).
     gc.freeze()
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
-    with StopOnSignals(options.stop) as signals:
+    with StopOnSignals(options.stop, options.abort) as signals:
         try:
             result = run_suites(suites, options, judge=judge, on_event=console.on_event)
         finally:
             if judge is not None:
-                judge.close()
+                judge.close(abandon=options.stop.is_set())
         gc.freeze()
         out = Path(args.out)
         results_path = out / "results.json"
@@ -193,7 +193,7 @@ def _execute(args, suites, options, judge, formats, console) -> int:
         _write_reports(result, out, formats)
         console.report(result, str(results_path))
     if signals.exit_code:
-        return signals.exit_code
+        return exit_abandoning(signals.exit_code)
     return 1 if failed_by(result, args.fail_on) else 0
 
 

@@ -6,6 +6,7 @@ Idempotent requests (GET, PATCH of a known object) are retried on 429/5xx with b
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,18 @@ from litmus import __version__
 # GitHub caps list pages at 100 items; 30 pages covers the 3,000-file limit of a PR's file list.
 PER_PAGE = 100
 MAX_PAGES = 30
+
+
+def token_forms(token: str) -> list[str]:
+    """The token and the forms it takes on the wire, each of which must be masked like the token.
+
+    actions/checkout persists it as `AUTHORIZATION: basic base64(x-access-token:TOKEN)` in .git/config,
+    and git sends that header; a probe or a report may quote either form.
+    """
+    if not token:
+        return []
+    basic = f"x-access-token:{token}"
+    return [token, basic, base64.b64encode(basic.encode("utf-8")).decode("ascii")]
 
 
 class GitHubAPIError(Exception):
@@ -54,6 +67,13 @@ class GitHubClient:
             raise_on_status=False,
         )
         adapter = HTTPAdapter(max_retries=retry)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+
+    def hurry(self, timeout: float) -> None:
+        """After a cancellation: every later request gets `timeout` seconds and no retry."""
+        self.timeout = timeout
+        adapter = HTTPAdapter(max_retries=Retry(total=0, raise_on_status=False))
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
 

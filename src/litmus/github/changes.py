@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from litmus.github.api import GitHubClient
+from litmus.github.context import InputError, PullRequest, pull_request_from_payload
 from litmus.model import Suite
 
 
@@ -18,6 +19,19 @@ def pull_request_files(client: GitHubClient, repository: str, number: int) -> se
         if entry.get("previous_filename"):
             changed.add(entry["previous_filename"])
     return changed
+
+
+def pull_request_of_commit(client: GitHubClient, repository: str, sha: str) -> PullRequest | None:
+    """The open PR whose head is `sha` (else the first open PR containing it), None when there is none."""
+    candidates = [pr for pr in client.get(f"/repos/{repository}/commits/{sha}/pulls")
+                  if isinstance(pr, dict) and pr.get("state") == "open"]
+    candidates.sort(key=lambda pr: (pr.get("head") or {}).get("sha") != sha)  # the PR this commit heads first
+    for pr in candidates:
+        try:
+            return pull_request_from_payload(pr, repository)
+        except InputError:
+            continue  # not a PR the action can use (e.g. no number): look at the next one
+    return None
 
 
 def git_changed_files(workspace: Path, base_sha: str | None) -> set[str] | None:
@@ -32,8 +46,10 @@ def git_changed_files(workspace: Path, base_sha: str | None) -> set[str] | None:
     attempts = [ranges[:1], ranges[1:]] if base_sha else [ranges]
     for revisions in attempts:
         try:
+            # The base SHA comes from the event file: `--end-of-options` keeps it from ever being an option.
             done = subprocess.run(
-                ["git", "-c", f"safe.directory={workspace.resolve()}", "diff", "--name-only", *revisions],
+                ["git", "-c", f"safe.directory={workspace.resolve()}", "diff", "--name-only", "--end-of-options",
+                 *revisions],
                 cwd=workspace, capture_output=True, text=True, timeout=60, check=False,
             )
         except (OSError, subprocess.TimeoutExpired):

@@ -18,7 +18,40 @@ _FALSE = ("false", "False", "FALSE")
 
 
 class InputError(ValueError):
-    """An action input with a value the action cannot use."""
+    """An action input (or event file) with a value the action cannot use."""
+
+
+# GitHub caps a webhook payload at 25 MB; a bigger event file is not one GitHub wrote.
+MAX_EVENT_BYTES = 25 * 1024 * 1024
+# SHA-1, or SHA-256 repositories. `(?!\n)`: Python's `$` also matches before a final newline.
+_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}(?:[0-9a-f]{24})?(?!\n)$"}
+_URL = {"type": ["string", "null"], "pattern": "^(?:https?://\\S+)?(?!\n)$"}
+_PULL_REQUEST = {
+    "type": "object",
+    "required": ["number", "head", "base"],
+    "properties": {
+        "number": {"type": "integer", "minimum": 1},
+        "head": {"type": "object", "required": ["sha"], "properties": {
+            "sha": _SHA,
+            "repo": {"type": ["object", "null"], "properties": {"full_name": {"type": "string"}}},
+        }},
+        "base": {"type": "object", "required": ["sha"], "properties": {"sha": _SHA}},
+    },
+}
+# What the action reads of each event it uses, and so what must be well-formed (GitHub's own schemas,
+# copied under tests/schemas/, say much more; the action checks only what it relies on).
+EVENT_FIELDS: dict[str, dict[str, Any]] = {
+    "pull_request": {"type": "object", "required": ["pull_request"], "properties": {"pull_request": _PULL_REQUEST}},
+    "deployment_status": {
+        "type": "object", "required": ["deployment_status", "deployment"],
+        "properties": {
+            "deployment_status": {"type": "object", "required": ["state"], "properties": {
+                "state": {"type": "string"}, "environment_url": _URL, "target_url": _URL}},
+            "deployment": {"type": "object", "required": ["sha"], "properties": {"sha": _SHA}},
+        },
+    },
+}
+EVENT_FIELDS["pull_request_target"] = EVENT_FIELDS["pull_request"]
 
 
 def input_env_name(name: str) -> str:
@@ -78,16 +111,15 @@ class GitHubContext:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> GitHubContext:
-        event: dict[str, Any] = {}
+        """The context; InputError naming the file and field when the event file is not one the action can use."""
+        event_name = environ.get("GITHUB_EVENT_NAME", "")
         event_path = environ.get("GITHUB_EVENT_PATH")
-        if event_path and Path(event_path).is_file():
-            loaded = json.loads(Path(event_path).read_text("utf-8"))
-            event = loaded if isinstance(loaded, dict) else {}
+        event = read_event(Path(event_path), event_name) if event_path else {}
         server_url = environ.get("GITHUB_SERVER_URL") or "https://github.com"
         repository = environ.get("GITHUB_REPOSITORY", "")
         run_id = environ.get("GITHUB_RUN_ID")
         return cls(
-            event_name=environ.get("GITHUB_EVENT_NAME", ""),
+            event_name=event_name,
             event=event,
             repository=repository,
             sha=environ.get("GITHUB_SHA", ""),
@@ -102,17 +134,8 @@ class GitHubContext:
 
     def pull_request(self) -> PullRequest | None:
         """The PR this run is about: from a pull_request(_target) payload, else from `refs/pull/N/merge`."""
-        payload = self.event.get("pull_request")
-        if self.event_name in ("pull_request", "pull_request_target") and isinstance(payload, dict):
-            head = payload.get("head") or {}
-            head_repo = (head.get("repo") or {}).get("full_name")
-            return PullRequest(
-                number=int(payload.get("number") or self.event.get("number")),
-                head_sha=head.get("sha"),
-                base_sha=(payload.get("base") or {}).get("sha"),
-                head_repository=head_repo,
-                from_fork=bool(head_repo and self.repository and head_repo != self.repository),
-            )
+        if self.event_name in ("pull_request", "pull_request_target"):
+            return pull_request_from_payload(self.event["pull_request"], self.repository)
         match = _MERGE_REF.match(self.ref)
         if match:
             return PullRequest(number=int(match.group(1)))
@@ -130,11 +153,69 @@ class GitHubContext:
             return None
         return (self.event.get("deployment_status") or {}).get("state")
 
+    def deployed_sha(self) -> str | None:
+        """The commit a `deployment_status` event says was deployed."""
+        if self.event_name != "deployment_status":
+            return None
+        return self.event["deployment"]["sha"]
+
     def head_sha(self) -> str:
         """The commit checks and links refer to: the PR head, the deployed commit, else `GITHUB_SHA`."""
         pr = self.pull_request()
         if pr and pr.head_sha:
             return pr.head_sha
-        if self.event_name == "deployment_status":
-            return (self.event.get("deployment") or {}).get("sha") or self.sha
-        return self.sha
+        return self.deployed_sha() or self.sha
+
+
+def read_event(path: Path, event_name: str) -> dict[str, Any]:
+    """The event payload at `path`, checked where the action relies on it (`EVENT_FIELDS`)."""
+    import jsonschema
+
+    where = f"event file {path} ({event_name or 'no GITHUB_EVENT_NAME'})"
+    try:
+        size = path.stat().st_size
+        if size > MAX_EVENT_BYTES:
+            raise InputError(f"{where}: {size} bytes, more than GitHub's {MAX_EVENT_BYTES // 2**20} MB payload limit")
+        event = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"{where}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply to be a GitHub event") from None
+    if not isinstance(event, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(event).__name__}")
+    schema = EVENT_FIELDS.get(event_name)
+    if schema:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(event))
+        if error is not None:
+            field = ".".join(str(part) for part in error.absolute_path) or "the payload"
+            raise InputError(f"{where}: {field}: {_shorten(error.message)} (the action reads this field)")
+    return event
+
+
+def pull_request_from_payload(payload: dict[str, Any], repository: str) -> PullRequest:
+    """A PR as an event or the REST API describes it; InputError when it lacks what the action uses."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_PULL_REQUEST).iter_errors(payload))
+    if error is not None:
+        field = ".".join(str(part) for part in error.absolute_path) or "the pull request"
+        raise InputError(f"pull request: {field}: {_shorten(error.message)}")
+    head = payload["head"]
+    head_repo = (head.get("repo") or {}).get("full_name")
+    return PullRequest(
+        number=payload["number"],
+        head_sha=head["sha"],
+        base_sha=payload["base"]["sha"],
+        head_repository=head_repo,
+        from_fork=bool(head_repo and repository and head_repo != repository),
+    )
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """jsonschema quotes the offending value, which an event can make megabytes long."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"

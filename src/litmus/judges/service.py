@@ -98,6 +98,9 @@ class JudgeService:
         self._cassettes = cassette_store(config.cache)
         self._secrets = secrets
         self._lock = threading.Lock()
+        # Held for every cache or cassette write, and forever once the service is abandoned: a call
+        # that returns after that writes nothing, so an exit right then cannot leave a partial file.
+        self._store_lock = threading.Lock()
         self._totals = JudgeTotals()
         self._first_start: float | None = None
         self._last_end: float | None = None
@@ -220,13 +223,15 @@ class JudgeService:
             started = time.monotonic()
             embedding, cached = embedder.embed(text), not live
             latency = _ms(started)
-            if live and self.config.use_cache:
-                self._embeddings.put(key, text=text, provider=embedder.name, model=embedder.model,
-                                     vector=embedding.vector, input_tokens=embedding.input_tokens, latency_ms=latency)
-            if live and self.config.record:
-                self._embedding_cassettes.put(embedding_cassette_key(text), text=text, provider=embedder.name,
-                                              model=embedder.model, vector=embedding.vector,
-                                              input_tokens=embedding.input_tokens, latency_ms=latency)
+            with self._store_lock:  # no write once the service is abandoned (see close)
+                if live and self.config.use_cache:
+                    self._embeddings.put(key, text=text, provider=embedder.name, model=embedder.model,
+                                         vector=embedding.vector, input_tokens=embedding.input_tokens,
+                                         latency_ms=latency)
+                if live and self.config.record:
+                    self._embedding_cassettes.put(embedding_cassette_key(text), text=text, provider=embedder.name,
+                                                  model=embedder.model, vector=embedding.vector,
+                                                  input_tokens=embedding.input_tokens, latency_ms=latency)
         with self._lock:
             self._totals.cached += cached
             self._totals.input_tokens += 0 if cached else embedding.input_tokens
@@ -320,14 +325,15 @@ class JudgeService:
         return TierResult(record, verdict=verdict)
 
     def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
-        store.put(
-            key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
-            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
-            verdict=None if verdict is None else {
-                "score": verdict.score, "reason": verdict.reason,
-                "mismatches": [m.__dict__ for m in verdict.mismatches],
-            },
-        )
+        with self._store_lock:
+            store.put(
+                key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
+                input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
+                verdict=None if verdict is None else {
+                    "score": verdict.score, "reason": verdict.reason,
+                    "mismatches": [m.__dict__ for m in verdict.mismatches],
+                },
+            )
 
     def _note_reachability(self, index: int, unreachable: str | None) -> None:
         """Count calls in a row that could not reach tier `index`; give it up after UNREACHABLE_AFTER."""
@@ -371,7 +377,13 @@ class JudgeService:
             wall = (self._last_end - self._first_start) * 1000 if self._first_start is not None else 0.0
             return JudgeTotals(**{**self._totals.__dict__, "wall_ms": round(wall, 1)})
 
-    def close(self) -> None:
+    def close(self, *, abandon: bool = False) -> None:
+        """Wait for the judge calls in flight, or (`abandon`, after SIGINT/SIGTERM) cancel the queued
+        ones and leave those in flight unjoined, with no cache write after this returns."""
+        if abandon:
+            self._store_lock.acquire()  # never released: the process is about to end
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            return
         self.executor.shutdown(wait=True)
         for provider in self.tiers:
             provider.close()

@@ -3,8 +3,8 @@
 A verdict is one JSON object `{"score": 0-100, "reason": str, "mismatches": [{path, expected, actual,
 reason}]}`, optionally inside one fenced code block; a verdict without `mismatches` listed none (read
 as `[]`). Anything else (prose around the JSON, a score outside 0-100 or not a number, a missing
-score or reason) is unparseable: the caller escalates it and, if no
-judge can resolve it, reports `needs_review`. Nothing is guessed or defaulted to a pass.
+score or reason, a key given twice, a reply over 64 KiB) is unparseable: the caller escalates it
+and, if no judge can resolve it, reports `needs_review`. Nothing is guessed or defaulted to a pass.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from litmus.run.response import without_lone_surrogates
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 REQUIRED = ("score", "reason")
 MISMATCH_FIELDS = ("path", "expected", "actual", "reason")
+# A verdict is a score, a reason and a few mismatches: a longer reply is not one, and its text must
+# not reach results.json and every report (a 50 MB "reason" would).
+MAX_REPLY_BYTES = 64 * 1024
 
 
 class VerdictError(ValueError):
@@ -36,15 +39,21 @@ class Verdict:
 def parse_verdict(text: str) -> Verdict:
     # A lone surrogate (raw, or as a "\ud800" escape inside the verdict) cannot be written as UTF-8:
     # it would crash writing results.json and the reports.
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_REPLY_BYTES:
+        raise VerdictError(f"reply of {size:,} bytes is over the {MAX_REPLY_BYTES // 1024} KiB a verdict may take: "
+                           f"{_excerpt(text)}")
     text = without_lone_surrogates(text)
     body = text.strip()
     fenced = FENCE.fullmatch(body)
     if fenced:
         body = fenced.group(1).strip()
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         raise VerdictError(f"not JSON ({exc.args[0] if exc.args else exc}): {_excerpt(text)}") from None
+    except RecursionError:
+        raise VerdictError(f"JSON nested too deeply: {_excerpt(text)}") from None
     data = without_lone_surrogates(data)
     if not isinstance(data, dict):
         raise VerdictError(f"expected a JSON object, got {type(data).__name__}: {_excerpt(text)}")
@@ -62,6 +71,16 @@ def parse_verdict(text: str) -> Verdict:
     if not isinstance(mismatches, list):
         raise VerdictError("mismatches must be a list")
     return Verdict(float(score), data["reason"].strip(), tuple(_mismatch(m) for m in mismatches))
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An object whose keys are all different: `{"score": 10, "score": 95}` has no single score."""
+    data: dict[str, object] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"key {key!r} given twice")
+        data[key] = value
+    return data
 
 
 def _mismatch(item) -> Mismatch:

@@ -417,7 +417,7 @@ def _body(text: str, paths: set[str]) -> Markup:
     text = fd.clip(text, BODY_CHARS)
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile body may nest past the interpreter's limit
         return esc(text)
     if not isinstance(document, (dict, list)):
         return esc(text)

@@ -81,6 +81,8 @@ class RunEnvironment:
     redactor: Redactor
     judge: Any = None
     stop: threading.Event = field(default_factory=threading.Event)
+    # Set with `stop` (a second SIGINT): flow runs in progress are not waited for at all.
+    abort: threading.Event = field(default_factory=threading.Event)
     # Used for steps that did not set `timeout_ms` themselves (nor through suite defaults).
     timeout_ms: float = 30_000
     # --no-judge: LLM-based assertions are skipped on purpose (they do not fail the suite).

@@ -2,8 +2,9 @@
 
 Flow runs execute in a thread pool (`concurrency`), each step of a run in order; results come
 back in plan order (suite, flow, scenario, repetition) whatever finished first. When `options.stop`
-is set (SIGINT/SIGTERM, see `litmus.run.signals`), no new flow run starts, running ones stop after
-their current step, and the result says `interrupted`.
+is set (SIGINT/SIGTERM, see `litmus.run.signals`), no new flow run starts, running ones get
+`GRACE_S` to finish their current step and are then abandoned (at once when `options.abort` is set),
+and the result says `interrupted`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,7 +38,8 @@ from litmus.results import (
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
-from litmus.run.suite_run import SuiteRunResult, run_suite
+from litmus.run.signals import GRACE_S
+from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
 
 FailOn = Literal["suite", "assertion", "never"]
@@ -58,13 +61,16 @@ class RunOptions:
     transport_retries: int = 0
     # For steps that set no `timeout_ms` (neither themselves nor through suite defaults).
     timeout_ms: float = 30_000
-    # Set it to stop the run cleanly (no new flow runs; running ones stop after their current step).
+    # Set it to stop the run cleanly (no new flow runs; running ones stop after their current step,
+    # or are abandoned after GRACE_S); set `abort` too to abandon them at once.
     stop: threading.Event = field(default_factory=threading.Event)
     # --no-judge / judge.provider none: LLM-based assertions are skipped on purpose, not for want of a judge.
     judge_disabled: bool = False
     # `--var` / `--vars-file` values, and `--base-url SUITE=URL` overrides.
     run_vars: Mapping[str, Any] = field(default_factory=dict)
     suite_base_urls: Mapping[str, str] = field(default_factory=dict)
+    # Set with `stop` to abandon the flow runs in progress at once (a second SIGINT).
+    abort: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -149,7 +155,7 @@ def run_suites(
     client = HttpClient(pool_size=options.concurrency, transport_retries=options.transport_retries,
                         max_body_bytes=options.max_body_bytes)
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
-                         judge=judge, stop=options.stop, timeout_ms=options.timeout_ms,
+                         judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
                          suite_base_urls=options.suite_base_urls)
     try:
@@ -176,11 +182,17 @@ def run_suites(
 def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, env: RunEnvironment, total: int,
              emit: Callable[[RunEvent], None]) -> tuple[dict[int, dict[int, FlowRunResult]], dict[int, SuiteRunResult]]:
     """Each suite's run (see `litmus.run.suite_run`) on its own coordinating thread, their flow runs
-    on one shared pool; finished flow runs come back here, to this thread, for the progress events."""
+    on one shared pool; finished flow runs come back here, to this thread, for the progress events.
+
+    After a stop the flow runs in progress get GRACE_S (then the suites' teardowns their own grace);
+    after `abort`, nothing more is waited for. What is still running then is abandoned, not joined:
+    a judge or target call may take minutes."""
     workers = max(1, options.concurrency)
     finished: queue.Queue = queue.Queue()
     results: dict[int, dict[int, FlowRunResult]] = {id(s): {} for s in suites}
     suite_runs: dict[int, SuiteRunResult] = {}
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="litmus-run")
+    coordinators = ThreadPoolExecutor(max_workers=max(1, min(len(suites), workers)), thread_name_prefix="litmus-suite")
 
     def coordinate(suite: Suite) -> None:
         try:
@@ -191,23 +203,37 @@ def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, en
             finished.put(None)
 
     done = 0
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="litmus-run") as pool, \
-            ThreadPoolExecutor(max_workers=max(1, min(len(suites), workers)),
-                               thread_name_prefix="litmus-suite") as coordinators:
+    # Teardown after an interruption has its own bounded grace period (suite_run.TEARDOWN_GRACE_S).
+    grace = GRACE_S + (TEARDOWN_GRACE_S if any(suite.teardown for suite in suites) else 0)
+    deadline = None
+    try:
         running = [coordinators.submit(coordinate, suite) for suite in suites]
         remaining = len(running)
         while remaining:
-            item = finished.get()
+            try:
+                # Short waits: a signal only sets an event, which must be seen within a tenth of a second.
+                item = finished.get(timeout=0.1)
+            except queue.Empty:
+                item = False
             if item is None:
                 remaining -= 1
-                continue
-            suite, index, flow_run = item
-            env.redactor.redact_in_place(flow_run)
-            results[id(suite)][index] = flow_run
-            done += 1
-            emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
-        for future in running:
-            future.result()  # a coordinator's own failure is a bug: surface it
+            elif item:
+                suite, index, flow_run = item
+                env.redactor.redact_in_place(flow_run)
+                results[id(suite)][index] = flow_run
+                done += 1
+                emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
+            if options.stop.is_set():
+                deadline = deadline or time.monotonic() + grace
+                if options.abort.is_set() or time.monotonic() >= deadline:
+                    break
+        else:
+            for future in running:
+                future.result()  # a coordinator's own failure is a bug: surface it
+    finally:
+        stopped = options.stop.is_set()
+        pool.shutdown(wait=not stopped, cancel_futures=stopped)
+        coordinators.shutdown(wait=not stopped, cancel_futures=stopped)
     return results, suite_runs
 
 

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 
 from litmus.model import Flow, Suite
 from litmus.results import FlowRunResult, IntentEvaluation, StepResult
 from litmus.run.flow import NOT_PASSED, PlannedRun, RunEnvironment, run_steps, skipped_step
+from litmus.run.signals import GRACE_S
 
 TEARDOWN_GRACE_S = 10.0
 
@@ -67,21 +70,42 @@ def run_suite(suite: Suite, planned: Iterable[tuple[int, PlannedRun]], env: RunE
 def _run_flow_runs(planned: Iterable[tuple[int, PlannedRun]], env: RunEnvironment, pool: Executor,
                    run_one, deliver, window: int) -> None:
     pending: deque[tuple[int, Future]] = deque()
+    waiting = _Waiting(env)
     for index, run in planned:
         if env.stop.is_set():
             break
         pending.append((index, pool.submit(run_one, run, env)))
-        while len(pending) >= window:
-            _deliver_first(pending, deliver)
-    while pending:
-        _deliver_first(pending, deliver)
+        while len(pending) >= window and waiting.deliver_first(pending, deliver):
+            pass
+    while pending and waiting.deliver_first(pending, deliver):
+        pass
 
 
-def _deliver_first(pending: deque[tuple[int, Future]], deliver) -> None:
-    index, future = pending.popleft()
-    flow_run = future.result()
-    if flow_run is not None:  # None: not started, the run was stopped first
-        deliver(index, flow_run)
+class _Waiting:
+    """Waits for flow runs in plan order; after a stop, for GRACE_S at most (not at all after `abort`):
+    a flow run still in a step then is abandoned, so the teardown is not held up by a hanging call."""
+
+    def __init__(self, env: RunEnvironment) -> None:
+        self.env = env
+        self.deadline: float | None = None
+
+    def deliver_first(self, pending: deque[tuple[int, Future]], deliver) -> bool:
+        """Deliver the oldest pending flow run; False when the rest are abandoned."""
+        index, future = pending[0]
+        while True:
+            try:
+                flow_run = future.result(timeout=0.1)
+                break
+            except FutureTimeout:
+                if self.env.stop.is_set():
+                    self.deadline = self.deadline or time.monotonic() + GRACE_S
+                    if self.env.abort.is_set() or time.monotonic() >= self.deadline:
+                        pending.clear()
+                        return False
+        pending.popleft()
+        if flow_run is not None:  # None: not started, the run was stopped first
+            deliver(index, flow_run)
+        return True
 
 
 def _teardown(suite: Suite, env: RunEnvironment, setup_values) -> list[StepResult]:
