@@ -260,7 +260,7 @@ class _Action:
         """The runner's redactor, also hiding the GitHub token (a probe may send `{{ env.GITHUB_TOKEN }}`)."""
         from litmus.run.redact import Redactor
 
-        redactor = Redactor()
+        redactor = Redactor(on_warning=self.out.warning)
         redactor.register(self.inputs.github_token)
         return redactor
 

@@ -107,6 +107,7 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
     import gc
 
     from litmus.results import write_results
+    from litmus.run.redact import Redactor
     from litmus.run.runner import RunOptions, failed_by, run_suites
     from litmus.run.signals import StopOnSignals
 
@@ -121,7 +122,8 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop) as signals:
         try:
-            result = run_suites(suites, options, judge=judge, on_event=console.on_event)
+            result = run_suites(suites, options, judge=judge, on_event=console.on_event,
+                                redactor=Redactor(on_warning=console.warning))
         finally:
             if judge is not None:
                 judge.close()

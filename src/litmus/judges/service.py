@@ -26,6 +26,7 @@ from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, 
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
 from litmus.run.flow import deterministic_intent
+from litmus.run.redact import Redactor
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -67,13 +68,17 @@ class ReplayProvider:
 
 
 class JudgeService:
-    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider], secrets: tuple[str, ...] = ()):
+    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
+                 secrets: Mapping[str, str] | None = None):
         self.config = config
         self.tiers = tiers
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
         self._verdicts = verdict_store(config.cache)
         self._cassettes = cassette_store(config.cache)
-        self._secrets = secrets
+        self._secrets = dict(secrets or {})
+        self._redactor = Redactor()
+        for name, value in self._secrets.items():
+            self._redactor.register(value, name=name)
         self._lock = threading.Lock()
         self._totals = JudgeTotals()
         self._first_start: float | None = None
@@ -87,7 +92,7 @@ class JudgeService:
             return None
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
-        secrets = []
+        secrets: dict[str, str] = {}
         for number, tier in enumerate(chain, start=1):
             if tier.provider == "replay":
                 tiers.append(ReplayProvider(tier, config, number))
@@ -99,12 +104,12 @@ class JudgeService:
                     f"the {tier.provider} judge needs an API key in the environment variable {tier.api_key_env} "
                     f"({where}), which is not set"
                 )
-            secrets.append(key)
+            secrets[tier.api_key_env] = key
             tiers.append(PROVIDER_CLASSES[tier.provider](
                 tier, key, timeout_ms=config.timeout_ms, retries=config.retries, max_tokens=config.max_tokens,
                 pool_size=config.concurrency,
             ))
-        return cls(config, tiers, tuple(secrets))
+        return cls(config, tiers, secrets)
 
     # ---- the two kinds of evaluation
 
@@ -206,7 +211,7 @@ class JudgeService:
 
     def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
         store.put(
-            key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
+            key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact_reply(completion.text),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
             verdict=None if verdict is None else {
                 "score": verdict.score, "reason": verdict.reason,
@@ -232,14 +237,20 @@ class JudgeService:
             self._last_end = end if self._last_end is None else max(self._last_end, end)
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return self._redactor.redact(text)
+
+    def _redact_reply(self, text: str) -> str:
+        """A reply for the cache with the keys masked in its strings only, so that it still parses."""
+        try:
+            return json.dumps(self._redactor.redact_value(json.loads(text)), ensure_ascii=False)
+        except ValueError:
+            return self._redact(text)
 
     @property
-    def secrets(self) -> tuple[str, ...]:
-        """The API keys of the tiers: the runner masks them everywhere, like `{{ secrets.NAME }}` values."""
-        return self._secrets
+    def named_secrets(self) -> dict[str, str]:
+        """The API keys of the tiers by variable name: the runner masks them everywhere, like
+        `{{ secrets.NAME }}` values."""
+        return dict(self._secrets)
 
     def totals(self) -> JudgeTotals:
         with self._lock:

@@ -7,6 +7,7 @@ Outcomes keep the assertion order whatever finishes first.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Mapping
@@ -28,14 +29,12 @@ from litmus.results import (
 )
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import HttpClient, OutgoingRequest, TransportError
-from litmus.run.redact import MASK, Redactor
+from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor
 from litmus.run.response import Response
 from litmus.run.templating import Renderer, TemplateError
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
-# Headers whose values are credentials whatever their value: masked even when not a declared secret.
-SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
 NOT_PASSED = frozenset({"failed", "error", "needs_review"})
 
 
@@ -92,8 +91,6 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason="not evaluated"),
         steps=steps,
     )
-    # The intent judge reads this flow run's transcript: mask secrets before it leaves the process.
-    env.redactor.redact_in_place(flow_run)
     flow_run.intent_evaluation = _evaluate_intent(planned, flow_run, env)
     flow_run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return flow_run
@@ -117,7 +114,8 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             result = _error_step(step, str(exc), _request_excerpt(prepared), exc.partial)
             result.attempts = attempt
             return result, f"step '{step.name}' got no response"
-        extracted = _extract(step, response)
+        env.redactor.register_cookies(session.cookies)
+        extracted = _extract(step, response, env.redactor)
         ctx = EvalContext(
             response=response, suite=planned.suite, variables={**variables, **extracted},
             scenario=planned.scenario, render=renderer.render, redact=env.redactor.redact, judge=env.judge,
@@ -191,11 +189,11 @@ def evaluate_isolated(assertion: Assertion, ctx: EvalContext) -> AssertionOutcom
         return errored(assertion, f"could not evaluate: {type(exc).__name__}: {exc}")
 
 
-def _extract(step: Step, response: Response) -> dict[str, Any]:
+def _extract(step: Step, response: Response, redactor: Redactor) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for extraction in step.extract:
         try:
-            values[extraction.name] = extract(extraction, response)
+            values[extraction.name] = extract(extraction, response, redactor)
         except NotExtracted:
             pass  # left unset: a later use says "never extracted" or "unknown template name"
         except (IndexError, ValueError, TypeError):
@@ -241,9 +239,12 @@ def _query_value(value: Any) -> Any:
 
 def _evaluate_intent(planned: PlannedRun, flow_run: FlowRunResult, env: RunEnvironment) -> IntentEvaluation:
     if env.judge is not None and planned.suite.intent:
+        # The judge reads a masked copy: the flow run itself is masked only after its verdict (runner).
+        masked = copy.deepcopy(flow_run)
+        env.redactor.redact_in_place(masked)
         try:
             return env.judge.executor.submit(
-                env.judge.evaluate_intent, planned.suite, flow_run, planned.scenario
+                env.judge.evaluate_intent, planned.suite, masked, planned.scenario
             ).result()
         except Exception as exc:  # noqa: BLE001 - a judge failure is recorded, not fatal
             return IntentEvaluation(status="error", method="judge", reason=f"intent evaluation failed: {exc}")
