@@ -201,6 +201,7 @@ class _Action:
         from litmus.errors import ProbeError
         from litmus.judges.service import JudgeConfigError, JudgeService
         from litmus.load import load_suites
+        from litmus.results import OutputError, check_output_dir
         from litmus.run.runner import RunOptions, run_suites, secret_values
 
         inputs = self.inputs
@@ -236,6 +237,10 @@ class _Action:
             return None
         if config.judge:
             self.out.mask(environ.get(t.api_key_env or "") for t in self._tiers(config.judge))
+        try:
+            check_output_dir(self.workspace / inputs.output_dir)  # before any request
+        except OutputError as exc:
+            raise ActionFailure(f"output-dir: {exc}") from None
         if inputs.wait_for:
             self._wait(base_url)
         try:

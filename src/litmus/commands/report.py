@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
-from litmus.results import ResultsError, load_results
+from litmus.results import OutputError, ResultsError, load_results
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +58,15 @@ def run(args: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(render(formats[0], result, **options))
         return 0
-    for name, path in write_reports(result, args.out, formats, **options).items():
+    try:
+        written = write_reports(result, args.out, formats, **options)
+    except OutputError as exc:
+        written, problem = exc.written, str(exc)
+    else:
+        problem = None
+    for name, path in written.items():
         print(f"{name:9} {path}")
+    if problem:
+        print(f"litmus report: error: {problem}", file=sys.stderr)
+        return 2
     return 0

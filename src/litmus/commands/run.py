@@ -17,8 +17,10 @@ Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or wr
 Written to --out (default litmus-report/): results.json (the results document, see
 docs/running.md) and the reports chosen with --format (default: all).
 
-Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors,
-130/143 interrupted by SIGINT/SIGTERM (partial results are still written, marked interrupted).
+Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors, an --out folder
+that cannot be written (checked before any request), or an output file that could not be written
+(results.json is written first, each report whatever befell the others), 130/143 interrupted by
+SIGINT/SIGTERM (partial results are still written, marked interrupted).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from litmus.console import Console
     from litmus.errors import ProbeError, render_diagnostics
     from litmus.load import load_suites, repo_root
+    from litmus.results import OutputError, check_output_dir
 
     environ = os.environ
     console = Console(verbosity=-1 if args.quiet else 1 if args.verbose else 0, environ=environ)
@@ -97,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
                       "(or set LITMUS_BASE_URL, or base_url in the suite)")
     try:
+        check_output_dir(args.out)  # before any request: a run that cannot be saved is not started
+    except OutputError as exc:
+        return _usage(f"--out: {exc}")
+    try:
         judge = _judge(args, environ, repo_root())
     except (ProbeError, ValueError) as exc:
         return _usage(f"judge configuration: {exc}")
@@ -106,7 +113,6 @@ def run(args: argparse.Namespace) -> int:
 def _execute(args, suites, base_url, judge, formats, console) -> int:
     import gc
 
-    from litmus.results import write_results
     from litmus.run.redact import Redactor
     from litmus.run.runner import RunOptions, failed_by, run_suites
     from litmus.run.signals import StopOnSignals
@@ -130,20 +136,33 @@ def _execute(args, suites, base_url, judge, formats, console) -> int:
         gc.freeze()
         out = Path(args.out)
         results_path = out / "results.json"
-        write_results(results_path, result)
-        _write_reports(result, out, formats)
-        console.report(result, str(results_path))
+        problems = _write_outputs(result, results_path, formats)
+        console.report(result, None if problems and not results_path.is_file() else str(results_path))
+        for problem in problems:
+            _usage(problem)
     if signals.exit_code:
         return signals.exit_code
+    if problems:
+        return 2  # the checks ran, but what they found is not all on disk
     return 1 if failed_by(result, args.fail_on) else 0
 
 
-def _write_reports(result, out: Path, formats: list[str] | None) -> None:
+def _write_outputs(result, results_path: Path, formats: list[str] | None) -> list[str]:
+    """results.json first (the run itself), then the reports, each whatever befell the others;
+    returns what could not be written."""
+    from litmus.report import write_reports
+    from litmus.results import OutputError, write_results
+
+    problems = []
     try:
-        from litmus.report import write_reports
-    except ImportError:  # reports are optional for the run itself
-        return
-    write_reports(result, out, formats)
+        write_results(results_path, result)
+    except OSError as exc:
+        problems.append(f"could not write {results_path}: {exc.strerror or exc}")
+    try:
+        write_reports(result, results_path.parent, formats)
+    except OutputError as exc:
+        problems.append(str(exc))
+    return problems
 
 
 def _judge(args, environ, root):

@@ -8,6 +8,7 @@ for each tier, a cached verdict if there is one, else a provider call (counted a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -173,7 +174,7 @@ class JudgeService:
         live = not isinstance(provider, ReplayProvider)
         key = verdict_key(provider.name, provider.model, provider.parameters, prompt)
         started = time.monotonic()
-        entry = self._verdicts.get(key) if live and self.config.use_cache else None
+        entry = self._verdicts.get(key, provider.name, provider.model) if live and self.config.use_cache else None
         try:
             if entry is not None:
                 completion = Completion(entry["reply"])
@@ -210,6 +211,11 @@ class JudgeService:
         return TierResult(record, verdict=verdict)
 
     def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
+        """Cache the reply; a cache that cannot be written costs a judge call next run, never this verdict."""
+        with contextlib.suppress(OSError):
+            self._put(store, key, prompt, provider, completion, latency, verdict)
+
+    def _put(self, store, key, prompt, provider, completion, latency, verdict) -> None:
         store.put(
             key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact_reply(completion.text),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
