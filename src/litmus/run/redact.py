@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import fields, is_dataclass
 from functools import cache
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from litmus import results
 
@@ -44,7 +44,9 @@ SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie",
 # What `requests` leaves unquoted when it re-quotes a URL (`requests.utils.requote_uri`).
 _REQUOTE_SAFE = "!#$%&'()*+,/:;=?@[]~"
 _CUT_MARKERS = re.compile("…|\\.\\.\\.")
-_QUOTES = "'\""
+# What may stand between a cut and its marker: a repr's or JSON string's quote (`'tok=SUPERSE'…`),
+# or the opening of a note such as `\n[… 12 more characters]`.
+_BETWEEN = "'\"\n [("
 _HEX_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 
 # The free-text fields of each results dataclass; nested result dataclasses are walked whatever
@@ -67,7 +69,20 @@ _CUT_FLAG = {(results.RequestExcerpt, "body"): "body_truncated",
 
 def encodings(secret: str) -> set[str]:
     """Every form of `secret` that an encoder on the way out (ours, requests', the target's) may write."""
-    forms = {secret, secret.strip()}
+    # Sent raw inside a URL, its `%xx` and `+` are escapes, and `&` or `#` ends a query value: the
+    # target reads (and echoes) it decoded, or only its pieces.
+    readings = {secret, secret.strip()}
+    readings |= {piece for piece in re.split("[&#]", secret) if len(piece) >= SHORT_SECRET}
+    readings |= {decode(reading) for reading in readings for decode in (unquote, unquote_plus)}
+    forms: set[str] = set()
+    for reading in readings:
+        forms |= _encoded(reading)
+    forms.discard("")
+    return forms
+
+
+def _encoded(secret: str) -> set[str]:
+    forms = {secret}
     for safe in ("", "/", _REQUOTE_SAFE, _REQUOTE_SAFE.replace("%", "")):
         for quoted in (quote(secret, safe=safe), quote_plus(secret, safe=safe)):
             # Lower-case hex too: the regex matches either case, fragments are looked up as written.
@@ -81,7 +96,6 @@ def encodings(secret: str) -> set[str]:
     forms |= {repr(secret)[1:-1], repr(secret + "'\"")[1:-3]}
     forms |= {html.escape(secret), html.escape(secret, quote=False), html.escape(secret).replace("&#x27;", "&#39;")}
     forms |= _base64_forms(secret.encode("utf-8"))
-    forms.discard("")
     return forms
 
 
@@ -178,13 +192,12 @@ class Redactor:
         prefixes, suffixes, longest = self._prefixes, self._suffixes, self._longest
         cuts: list[tuple[int, int]] = []
         for start, end in spans:
-            # A repr or JSON string cut before its closing quote: `'tok=SUPERSE'…`.
-            for before in {start, start - 1 if start and text[start - 1] in _QUOTES else start}:
+            for before in _near(text, start, -1):
                 for k in range(min(longest, before), MIN_FRAGMENT - 1, -1):
                     if text[before - k:before] in prefixes:
                         cuts.append((before - k, before))
                         break
-            for after in {end, end + 1 if end < len(text) and text[end] in _QUOTES else end}:
+            for after in _near(text, end, 1):
                 for k in range(min(longest, len(text) - after), MIN_FRAGMENT - 1, -1):
                     if text[after:after + k] in suffixes:
                         cuts.append((after, after + k))
@@ -221,6 +234,8 @@ class Redactor:
             flag = _CUT_FLAG.get((cls, name))
             if flag is not None and isinstance(value, str):
                 setattr(obj, name, self.redact(value, cut=getattr(obj, flag)))
+            elif name == "headers":  # header names are protocol, their values free text
+                setattr(obj, name, {key: self.redact(text) for key, text in value.items()})
             else:
                 setattr(obj, name, self.redact_value(value))
         for name in _other_fields(cls):
@@ -230,6 +245,18 @@ class Redactor:
             elif isinstance(value, list) and value and is_dataclass(value[0]):
                 for item in value:
                     self.redact_in_place(item)
+
+
+def _near(text: str, at: int, direction: int) -> set[int]:
+    """`at`, and the positions up to two `_BETWEEN` characters away from it in `direction`."""
+    positions = {at}
+    for _ in range(2):
+        inside = at - 1 if direction < 0 else at
+        if not 0 <= inside < len(text) or text[inside] not in _BETWEEN:
+            break
+        at += direction
+        positions.add(at)
+    return positions
 
 
 @cache
