@@ -32,6 +32,8 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from litmus import results
 
 MASK = "***"
@@ -41,8 +43,9 @@ SHORT_SECRET = 4
 MIN_FRAGMENT = 3
 # Headers whose values are credentials whatever their value: masked even when not a declared secret.
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
-# What `requests` leaves unquoted when it re-quotes a URL (`requests.utils.requote_uri`).
-_REQUOTE_SAFE = "!#$%&'()*+,/:;=?@[]~"
+# What `requests` leaves unquoted when it re-quotes a URL (`requests.utils.requote_uri`), and what
+# urllib3 then leaves unquoted in a query (it quotes `[`, `]` and `#` there).
+_URL_SAFE = ("!#$%&'()*+,/:;=?@[]~", "!$%&'()*+,/:;=?@~")
 _CUT_MARKERS = re.compile("…|\\.\\.\\.")
 # What may stand between a cut and its marker: a repr's or JSON string's quote (`'tok=SUPERSE'…`),
 # or the opening of a note such as `\n[… 12 more characters]`.
@@ -74,26 +77,32 @@ def encodings(secret: str) -> set[str]:
     readings = {secret, secret.strip()}
     readings |= {piece for piece in re.split("[&#]", secret) if len(piece) >= SHORT_SECRET}
     readings |= {decode(reading) for reading in readings for decode in (unquote, unquote_plus)}
+    # urllib3 upper-cases the `%xx` escapes a raw secret holds before requests quotes the URL again.
+    readings = {case for reading in readings for case in _hex_cases(reading)}
     forms: set[str] = set()
     for reading in readings:
         forms |= _encoded(reading)
+    # A JSON body quoted inside another JSON string (a tool's output, a logged request) escapes again.
+    forms |= {again for form in forms for again in _json_escaped(form)}
+    forms = {case for form in forms for case in _hex_cases(form)}
     forms.discard("")
     return forms
 
 
+def _json_escaped(text: str) -> set[str]:
+    """`text` as JSON encoders escape it inside a string: plain, `\\/`, ASCII-only, HTML-safe (`\\u003c`)."""
+    plain, ascii_only = json.dumps(text, ensure_ascii=False)[1:-1], json.dumps(text)[1:-1]
+    html_safe = ascii_only.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return {plain, ascii_only, html_safe, *(form.replace("/", "\\/") for form in (plain, ascii_only, html_safe))}
+
+
 def _encoded(secret: str) -> set[str]:
     forms = {secret}
-    for safe in ("", "/", _REQUOTE_SAFE, _REQUOTE_SAFE.replace("%", "")):
-        for quoted in (quote(secret, safe=safe), quote_plus(secret, safe=safe)):
-            # Lower-case hex too: the regex matches either case, fragments are looked up as written.
-            forms |= {quoted, re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), quoted)}
-    for ensure_ascii in (False, True):
-        escaped = json.dumps(secret, ensure_ascii=ensure_ascii)[1:-1]
-        forms |= {escaped, escaped.replace("/", "\\/")}
-    html_safe = json.dumps(secret)[1:-1].replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    forms |= {html_safe, html_safe.replace("/", "\\/")}
+    for safe in ("", "/", *_URL_SAFE, *(chars.replace("%", "") for chars in _URL_SAFE)):
+        forms |= {quote(secret, safe=safe), quote_plus(secret, safe=safe)}
+    forms |= _json_escaped(secret)
     # repr picks its quote from the content; inside a longer text the other quote may be escaped too.
-    forms |= {repr(secret)[1:-1], repr(secret + "'\"")[1:-3]}
+    forms |= {repr(secret)[1:-1], repr(secret + "'\"")[1:-4]}
     forms |= {html.escape(secret), html.escape(secret, quote=False), html.escape(secret).replace("&#x27;", "&#39;")}
     forms |= _base64_forms(secret.encode("utf-8"))
     return forms
@@ -116,28 +125,25 @@ def _base64_forms(data: bytes) -> set[str]:
     return forms
 
 
-def _pattern_text(form: str) -> str:
-    """A regex for `form` in which the hex digits of `%2F` and `\\u00E9` escapes match either case."""
-    parts, at = [], 0
-    for match in _HEX_ESCAPE.finditer(form):
-        escape = match.group()
-        lead = 1 if escape[0] == "%" else 2
-        parts += [re.escape(form[at:match.start()]), re.escape(escape[:lead])]
-        parts += [f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in escape[lead:]]
-        at = match.end()
-    parts.append(re.escape(form[at:]))
-    return "".join(parts)
+def _hex_cases(form: str) -> set[str]:
+    """`form`, and with the hex digits of its `%2f` and `\\u00e9` escapes all lower or all upper case."""
+    return {form, *(_HEX_ESCAPE.sub(lambda m, case=case: m.group()[0] + case(m.group()[1:]).replace("U", "u"), form)
+                    for case in (str.lower, str.upper))}
 
 
 class Redactor:
     """The secrets of one run and the masking of text with them; shared by threads."""
 
     def __init__(self, on_warning: Callable[[str], None] | None = None) -> None:
+        self._values: set[str] = set()
         self._forms: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-        self._prefixes: frozenset[str] = frozenset()
-        self._suffixes: frozenset[str] = frozenset()
-        self._longest = 0
+        # Built at first use after a registration: cookies are registered step by step.
+        self._matcher: AhoCorasick | None = None
+        self._prefixes: set[str] = set()
+        self._suffixes: set[str] = set()
+        # The lengths to try at a cut, by the MIN_FRAGMENT characters next to it: a few, not all.
+        self._prefix_lengths: dict[str, tuple[int, ...]] = {}
+        self._suffix_lengths: dict[str, tuple[int, ...]] = {}
         self._warned: set[str] = set()
         self._on_warning = on_warning
         self._lock = threading.Lock()
@@ -147,7 +153,6 @@ class Redactor:
         text = value if isinstance(value, str) else str(value)
         if not text:
             return
-        forms = encodings(text)
         with self._lock:
             if name is not None and len(text) < SHORT_SECRET and name not in self._warned:
                 self._warned.add(name)
@@ -155,15 +160,30 @@ class Redactor:
                     self._on_warning(
                         f"secret {name} is shorter than {SHORT_SECRET} characters: it is masked as {MASK} in "
                         "all free text (reasons, excerpts, URLs), which also masks ordinary text that holds it")
-            if forms <= self._forms:
+            if text in self._values:
                 return
-            self._forms |= forms
-            # Longest first, so a secret that contains another is masked whole.
-            ordered = sorted(self._forms, key=len, reverse=True)
-            self._pattern = re.compile("|".join(map(_pattern_text, ordered)))
-            self._prefixes = frozenset(f[:k] for f in ordered for k in range(MIN_FRAGMENT, len(f)))
-            self._suffixes = frozenset(f[-k:] for f in ordered for k in range(MIN_FRAGMENT, len(f)))
-            self._longest = len(ordered[0])
+            self._values.add(text)
+        forms = encodings(text)
+        with self._lock:
+            new = forms - self._forms
+            if not new:
+                return
+            self._forms |= new
+            self._matcher = None
+            for form in new:
+                for k in range(MIN_FRAGMENT, len(form)):
+                    _add_piece(self._prefixes, self._prefix_lengths, form[:k], form[k - MIN_FRAGMENT:k])
+                    _add_piece(self._suffixes, self._suffix_lengths, form[-k:], form[-k:][:MIN_FRAGMENT])
+
+    def _current_matcher(self) -> AhoCorasick | None:
+        matcher = self._matcher
+        if matcher is None and self._forms:
+            with self._lock:
+                if self._matcher is None:
+                    # Leftmost-longest, so a secret that contains another is masked whole.
+                    self._matcher = AhoCorasick(sorted(self._forms), matchkind=MatchKind.LeftmostLongest)
+                matcher = self._matcher
+        return matcher
 
     def register_cookies(self, jar: Iterable[Any]) -> None:
         """The values of the `HttpOnly` or `Secure` cookies in a cookie jar (values under
@@ -175,46 +195,43 @@ class Redactor:
 
     @property
     def active(self) -> bool:
-        return self._pattern is not None
+        return bool(self._forms)
 
     def redact(self, text: str, *, cut: bool = False) -> str:
         """`text` with every secret form masked, and fragments left by a cut (`cut`: the text's end is one)."""
-        pattern = self._pattern
-        if pattern is None or not isinstance(text, str):
+        matcher = self._current_matcher() if isinstance(text, str) else None
+        if matcher is None:
             return text
-        text = pattern.sub(MASK, text)
-        spans = [(m.start(), m.end()) for m in _CUT_MARKERS.finditer(text)]
+        # Whole forms and cut fragments are both found in the text as given, then masked at once: masking
+        # the pieces of a secret (split at `&`) first would hide the cut prefix that holds them.
+        found = [(start, end) for _, start, end in matcher.find_matches_as_indexes(text)]
+        markers = [(m.start(), m.end()) for m in _CUT_MARKERS.finditer(text)]
         if cut:
-            spans.append((len(text), len(text)))
-        return self._mask_fragments(text, spans) if spans else text
+            markers.append((len(text), len(text)))
+        if markers:
+            found += self._fragments(text, markers)
+        return _masked(text, sorted(found)) if found else text
 
-    def _mask_fragments(self, text: str, spans: list[tuple[int, int]]) -> str:
-        prefixes, suffixes, longest = self._prefixes, self._suffixes, self._longest
+    def _fragments(self, text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The spans of secret fragments just before or after the cut markers `spans`."""
+        prefixes, suffixes = self._prefixes, self._suffixes
         cuts: list[tuple[int, int]] = []
         for start, end in spans:
             for before in _near(text, start, -1):
-                for k in range(min(longest, before), MIN_FRAGMENT - 1, -1):
-                    if text[before - k:before] in prefixes:
+                for k in self._prefix_lengths.get(text[before - MIN_FRAGMENT:before], ()):
+                    if k <= before and text[before - k:before] in prefixes:
                         cuts.append((before - k, before))
                         break
             for after in _near(text, end, 1):
-                for k in range(min(longest, len(text) - after), MIN_FRAGMENT - 1, -1):
+                for k in self._suffix_lengths.get(text[after:after + MIN_FRAGMENT], ()):
                     if text[after:after + k] in suffixes:
                         cuts.append((after, after + k))
                         break
-        if not cuts:
-            return text
-        out, at = [], 0
-        for start, end in sorted(cuts):
-            if start >= at:
-                out += [text[at:start], MASK]
-                at = end
-        out.append(text[at:])
-        return "".join(out)
+        return cuts
 
     def redact_value(self, value: Any) -> Any:
         """A copy of a JSON-able value (strings, lists, dicts, keys too) with secrets masked."""
-        if self._pattern is None:
+        if not self._forms:
             return value
         if isinstance(value, str):
             return self.redact(value)
@@ -226,7 +243,7 @@ class Redactor:
 
     def redact_in_place(self, obj: Any) -> None:
         """Mask secrets in the free-text fields (`FREE_TEXT`) of a tree of result dataclasses."""
-        if self._pattern is None:
+        if not self._forms:
             return
         cls = type(obj)
         for name in FREE_TEXT.get(cls, ()):
@@ -245,6 +262,23 @@ class Redactor:
             elif isinstance(value, list) and value and is_dataclass(value[0]):
                 for item in value:
                     self.redact_in_place(item)
+
+
+def _add_piece(pieces: set[str], lengths: dict[str, tuple[int, ...]], piece: str, key: str) -> None:
+    if piece not in pieces:
+        pieces.add(piece)
+        lengths[key] = tuple(sorted({*lengths.get(key, ()), len(piece)}, reverse=True))
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each (sorted) span replaced by MASK; a span overlapping the one before joins it."""
+    out, at = [], 0
+    for start, end in spans:
+        if start >= at:
+            out += [text[at:start], MASK]
+        at = max(at, end)
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _near(text: str, at: int, direction: int) -> set[int]:
