@@ -5,8 +5,8 @@ token) and during it (the values of `HttpOnly`/`Secure` cookies the target sets,
 extracted from a `Cookie`/`Set-Cookie` header).
 
 What is masked: only free text, the fields of `FREE_TEXT` (reasons, excerpts, URLs, header values,
-mismatch values, extracted values, judge text, errors). Statuses, verdicts, types, names from the
-probe file, numbers and the document's keys are never touched, so a secret such as `e` or `error`
+mismatch values, extracted values, judge text, errors). The `STRUCTURE` (statuses, verdicts, types,
+names from the probe file, numbers) and the document's keys are never touched, so a secret such as `e` or `error`
 can neither corrupt the results document nor change a verdict; and the runner masks a flow run only
 once its verdicts are decided (the intent judge reads a masked copy).
 
@@ -52,8 +52,25 @@ _CUT_MARKERS = re.compile("…|\\.\\.\\.")
 _BETWEEN = "'\"\n [("
 _HEX_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 
-# The free-text fields of each results dataclass; nested result dataclasses are walked whatever
-# their field. Everything else is structure.
+# The structure of the results document: never masked. Every other field is masked (its strings,
+# recursively) or, holding result dataclasses, walked; so a field added to `litmus.results` is masked
+# until it is listed here (tests/run/test_redact.py checks that every field is classified).
+STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in {
+    results.RunResult: ("verdict", "schema_version"),
+    results.RunInfo: ("started_at", "finished_at", "interrupted", "git_sha", "shard", "repository", "server_url"),
+    results.Tool: ("name", "version"),
+    results.JudgeTotals: ("calls", "cached", "escalated", "needs_review", "input_tokens", "output_tokens", "wall_ms"),
+    results.SuiteResult: ("name", "file", "line", "pass_threshold", "pass_rate", "verdict"),
+    results.FlowRunResult: ("flow", "line", "run_index", "scenario", "duration_ms"),
+    results.IntentEvaluation: ("status", "method", "score", "threshold"),
+    results.StepResult: ("name", "line", "status", "attempts"),
+    results.RequestExcerpt: ("method", "body_truncated"),
+    results.ResponseExcerpt: ("status", "elapsed_ms", "size", "truncated", "body_excerpt_truncated"),
+    results.AssertionOutcome: ("type", "status", "line", "column", "name", "score", "threshold"),
+    results.JudgeRecord: ("escalated",),
+    results.JudgeTier: ("provider", "model", "score", "latency_ms", "input_tokens", "output_tokens", "cached"),
+}.items()}
+# The free text, for the record: what the walk masks.
 FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.RunInfo: ("base_url",),
     results.SuiteResult: ("intent",),
@@ -205,7 +222,9 @@ class Redactor:
         # Whole forms and cut fragments are both found in the text as given, then masked at once: masking
         # the pieces of a secret (split at `&`) first would hide the cut prefix that holds them.
         found = [(start, end) for _, start, end in matcher.find_matches_as_indexes(text)]
-        markers = [(m.start(), m.end()) for m in _CUT_MARKERS.finditer(text)]
+        # `in` first: a C scan, where the regex would step through every character of a 4 KiB body.
+        markers = [(m.start(), m.end()) for m in _CUT_MARKERS.finditer(text)] \
+            if "…" in text or "..." in text else []
         if cut:
             markers.append((len(text), len(text)))
         if markers:
@@ -242,26 +261,23 @@ class Redactor:
         return value
 
     def redact_in_place(self, obj: Any) -> None:
-        """Mask secrets in the free-text fields (`FREE_TEXT`) of a tree of result dataclasses."""
+        """Mask secrets in a tree of result dataclasses: everything but its `STRUCTURE`."""
         if not self._forms:
             return
         cls = type(obj)
-        for name in FREE_TEXT.get(cls, ()):
-            value = getattr(obj, name)
-            flag = _CUT_FLAG.get((cls, name))
-            if flag is not None and isinstance(value, str):
-                setattr(obj, name, self.redact(value, cut=getattr(obj, flag)))
-            elif name == "headers":  # header names are protocol, their values free text
-                setattr(obj, name, {key: self.redact(text) for key, text in value.items()})
-            else:
-                setattr(obj, name, self.redact_value(value))
-        for name in _other_fields(cls):
+        for name in _maskable_fields(cls):
             value = getattr(obj, name)
             if is_dataclass(value):
                 self.redact_in_place(value)
             elif isinstance(value, list) and value and is_dataclass(value[0]):
                 for item in value:
                     self.redact_in_place(item)
+            elif (cls, name) in _CUT_FLAG and isinstance(value, str):
+                setattr(obj, name, self.redact(value, cut=getattr(obj, _CUT_FLAG[cls, name])))
+            elif name == "headers" and isinstance(value, dict):  # header names are protocol, values free text
+                setattr(obj, name, {key: self.redact(text) for key, text in value.items()})
+            else:
+                setattr(obj, name, self.redact_value(value))
 
 
 def _add_piece(pieces: set[str], lengths: dict[str, tuple[int, ...]], piece: str, key: str) -> None:
@@ -294,6 +310,6 @@ def _near(text: str, at: int, direction: int) -> set[int]:
 
 
 @cache
-def _other_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a results dataclass that are no free text: structure, or nested result dataclasses."""
-    return tuple(f.name for f in fields(cls) if f.name not in FREE_TEXT.get(cls, ()))
+def _maskable_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a results dataclass that are not its structure."""
+    return tuple(f.name for f in fields(cls) if f.name not in STRUCTURE.get(cls, ()))
