@@ -59,6 +59,13 @@ def test_every_encoding_of_a_secret_is_masked(form):
     assert masked == f"before {MASK} after"
 
 
+def test_the_basic_form_of_the_github_token_the_action_sends_is_masked():
+    token = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    assert redactor(token).redact(f"AUTHORIZATION: basic {basic}").count(MASK) == 1
+    assert basic[8:-8] not in redactor(token).redact(basic)
+
+
 def test_a_secret_pasted_with_a_trailing_newline_is_masked_as_repr_shows_it_and_stripped():
     r = redactor("tok-value-1\n")
     assert r.redact(f"invalid header value {'tok-value-1' + chr(10)!r}") == f"invalid header value '{MASK}'"
@@ -126,7 +133,7 @@ def _document() -> RunResult:
         name="send", line=2, status="error", error="connection refused (e)",
         request=RequestExcerpt(method="GET", url="http://127.0.0.1/?k=e", headers={"X-Token": "e"}, body="e"),
         response=ResponseExcerpt(status=500, elapsed_ms=1.0, headers={"X": "e"}, body="e"),
-        extracted={"v": "e"}, assertions=[outcome])
+        extracted={"echoed": "e"}, assertions=[outcome])
     flow_run = FlowRunResult(flow="flow", line=1, run_index=0, steps=[step],
                              intent_evaluation=IntentEvaluation(status="failed", method="deterministic", reason="e"))
     suite = SuiteResult(name="Suite", file="probes/e.yaml", line=1, pass_threshold=100, pass_rate=0.0,
@@ -152,6 +159,7 @@ def test_structural_fields_are_never_masked(secret):
         assert step["error"] == f"conn{MASK}ction r{MASK}fus{MASK}d ({MASK})"
         assert step["assertions"][0]["mismatches"][0]["expected"] == {MASK: MASK}
         assert step["request"]["headers"] == {"X-Token": MASK}
+        assert step["extracted"] == {"echoed": MASK}  # the probe's variable names are kept
 
 
 def test_only_http_only_or_secure_cookie_values_are_registered():

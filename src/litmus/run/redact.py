@@ -82,6 +82,8 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.Mismatch: ("path", "expected", "actual", "reason"),
     results.JudgeTier: ("reason",),
 }
+# Mappings whose keys are names (header names, the probe's variable names) and values free text.
+_NAMED_VALUES = frozenset({"headers", "extracted"})
 # Excerpt bodies whose flag says they were cut at their end.
 _CUT_FLAG = {(results.RequestExcerpt, "body"): "body_truncated",
              (results.ResponseExcerpt, "body"): "body_excerpt_truncated"}
@@ -274,8 +276,8 @@ class Redactor:
                     self.redact_in_place(item)
             elif (cls, name) in _CUT_FLAG and isinstance(value, str):
                 setattr(obj, name, self.redact(value, cut=getattr(obj, _CUT_FLAG[cls, name])))
-            elif name == "headers" and isinstance(value, dict):  # header names are protocol, values free text
-                setattr(obj, name, {key: self.redact(text) for key, text in value.items()})
+            elif name in _NAMED_VALUES and isinstance(value, dict):
+                setattr(obj, name, {key: self.redact_value(item) for key, item in value.items()})
             else:
                 setattr(obj, name, self.redact_value(value))
 
