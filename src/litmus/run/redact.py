@@ -50,6 +50,8 @@ _CUT_MARKERS = re.compile("…|\\.\\.\\.")
 # What may stand between a cut and its marker: a repr's or JSON string's quote (`'tok=SUPERSE'…`),
 # or the opening of a note such as `\n[… 12 more characters]`.
 _BETWEEN = "'\"\n [("
+# Characters no percent, JSON, repr or HTML encoder changes.
+_PLAIN = re.compile(r"[A-Za-z0-9._~-]+")
 _HEX_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 
 # The structure of the results document: never masked. Every other field is masked (its strings,
@@ -91,6 +93,8 @@ _CUT_FLAG = {(results.RequestExcerpt, "body"): "body_truncated",
 
 def encodings(secret: str) -> set[str]:
     """Every form of `secret` that an encoder on the way out (ours, requests', the target's) may write."""
+    if _PLAIN.fullmatch(secret):  # most tokens and cookie values: no encoder but base64 changes them
+        return {secret} | _base64_forms(secret.encode("ascii"))
     # Sent raw inside a URL, its `%xx` and `+` are escapes, and `&` or `#` ends a query value: the
     # target reads (and echoes) it decoded, or only its pieces.
     readings = {secret, secret.strip()}
