@@ -86,6 +86,14 @@ def test_a_json_body_escaped_again_inside_a_json_string_is_masked():
     assert redactor(secret).redact(outer) == json.dumps({"body": json.dumps({"token": "***"})}).replace("***", MASK)
 
 
+def test_the_pieces_a_raw_url_splits_a_secret_into_are_masked():
+    # `url: "/x?raw={{ secrets.TOK }}"`: `&` ends the value the target reads, and requests moves the
+    # `#fragment` behind the query it appends.
+    r = redactor("head-part&tail#frag-ment&x")
+    assert r.redact("/x?raw=head-part&q=1#frag-ment&x") == f"/x?raw={MASK}&q=1#{MASK}"
+    assert r.redact("read: tail, x") == f"read: {MASK}, x"  # pieces under 4 characters are no secret
+
+
 def test_a_secret_inside_longer_base64_such_as_basic_credentials_is_masked():
     secret = "hunter2-hunter2"
     for user in ("u", "us", "use"):  # each alignment of the secret inside the encoded text

@@ -2,21 +2,24 @@
 
 Values are registered before the run (every `{{ secrets.NAME }}`, the judge's API keys, the GitHub
 token) and during it (the values of `HttpOnly`/`Secure` cookies the target sets, and any value
-extracted from a `Cookie`/`Set-Cookie` header).
+extracted from a credential header such as `Set-Cookie`).
 
-What is masked: only free text, the fields of `FREE_TEXT` (reasons, excerpts, URLs, header values,
-mismatch values, extracted values, judge text, errors). The `STRUCTURE` (statuses, verdicts, types,
-names from the probe file, numbers) and the document's keys are never touched, so a secret such as `e` or `error`
-can neither corrupt the results document nor change a verdict; and the runner masks a flow run only
-once its verdicts are decided (the intent judge reads a masked copy).
+What is masked: everything in the results but their `STRUCTURE` (statuses, verdicts, types, names
+and files from the probe, numbers), that is the free text listed in `FREE_TEXT` (reasons,
+excerpts, URLs, header values, mismatch values, extracted values, judge text, errors); the
+document's keys are never touched. So a secret such as `e` or `error` can neither corrupt the
+results document nor change a verdict; and the runner masks the results only once every verdict
+is decided (the intent judge reads a masked copy). Every report, the terminal and the GitHub
+outputs are rendered from those masked results.
 
-Every form a secret takes on the way out is masked (`encodings`): raw, percent-encoded (either hex
-case, `/` kept or not, as `requests` re-quotes a URL), `+` form, base64 and base64url (also inside a
-longer base64 text, as in `Basic` credentials), JSON-escaped (`\\/`, `\\uXXXX` in either case,
-HTML-safe `\\u003c`), `repr` and HTML-escaped. Text cut before masking (an 80-character preview, a
-60-byte body description, a 4 KiB excerpt) can end in the start of a secret: `redact` masks a
-fragment of at least `MIN_FRAGMENT` characters that a secret form starts with (ends with) right
-before (after) an ellipsis, or at the end of a text known to be cut.
+Every form a secret takes on the way out is masked (`encodings`): raw, decoded and split as a raw
+URL delivers it, percent-encoded (either hex case, `/` kept or not, as requests and urllib3 quote a
+URL), `+` form, base64 and base64url (also inside a longer base64 text, as in `Basic` credentials),
+JSON-escaped (`\\/`, `\\uXXXX` in either case, HTML-safe `\\u003c`, and escaped twice), `repr` and
+HTML-escaped; one Aho-Corasick automaton finds them all in one pass. Text cut before masking (an
+80-character preview, a 60-byte body description, a 4 KiB excerpt) can end in the start of a
+secret: `redact` masks a fragment of at least `MIN_FRAGMENT` characters that a secret form starts
+with (ends with) right before (after) an ellipsis, or at the end of a text known to be cut.
 """
 
 from __future__ import annotations
@@ -98,7 +101,9 @@ def encodings(secret: str) -> set[str]:
     # Sent raw inside a URL, its `%xx` and `+` are escapes, and `&` or `#` ends a query value: the
     # target reads (and echoes) it decoded, or only its pieces.
     readings = {secret, secret.strip()}
-    readings |= {piece for piece in re.split("[&#]", secret) if len(piece) >= SHORT_SECRET}
+    # (requests moves a `#fragment` to the end of the URL, after the query it appends: keep that piece too).
+    pieces = {*re.split("[&#]", secret), *(piece for sep in "&#" for piece in secret.split(sep))}
+    readings |= {piece for piece in pieces if len(piece) >= SHORT_SECRET}
     readings |= {decode(reading) for reading in readings for decode in (unquote, unquote_plus)}
     # urllib3 upper-cases the `%xx` escapes a raw secret holds before requests quotes the URL again.
     readings = {case for reading in readings for case in _hex_cases(reading)}
@@ -215,10 +220,6 @@ class Redactor:
             flagged = cookie.secure or any(cookie.has_nonstandard_attr(a) for a in ("HttpOnly", "httponly"))
             if flagged and cookie.value and len(cookie.value) >= SHORT_SECRET:
                 self.register(cookie.value)
-
-    @property
-    def active(self) -> bool:
-        return bool(self._forms)
 
     def redact(self, text: str, *, cut: bool = False) -> str:
         """`text` with every secret form masked, and fragments left by a cut (`cut`: the text's end is one)."""
