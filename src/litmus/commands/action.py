@@ -352,13 +352,17 @@ class _Action:
 
     def _write_reports(self, result: RunResult) -> dict[str, Path]:
         from litmus.report import write_reports
-        from litmus.results import write_results
+        from litmus.results import OutputError, write_results
 
         out_dir = self.workspace / self.inputs.output_dir
         results_path = out_dir / RESULTS_FILE
-        write_results(results_path, result)
-        paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
-                              server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
+        # results.json first: a report that cannot be written then loses neither it nor the other reports.
+        try:
+            write_results(results_path, result)
+            paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
+                                  server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
+        except (OSError, OutputError) as exc:
+            raise ActionFailure(f"output-dir: {exc}") from None
         paths["results"] = results_path
         if self.ctx.summary_path:
             append_summary(self.ctx.summary_path, paths["summary"].read_text("utf-8"))
