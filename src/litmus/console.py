@@ -38,6 +38,9 @@ class Console:
         self.progress = verbosity >= 0 and _isatty(self.err) and not self.github
         self._failed = 0
 
+    def warning(self, message: str) -> None:
+        print(f"warning: {clean(message)}", file=self.err)
+
     # -- while running
     def on_event(self, event) -> None:
         if event.kind == "flow_run":

@@ -466,6 +466,16 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
     """
     # dumps, not dump: json.dump never uses the C encoder.
     text = json.dumps(data, indent=indent, ensure_ascii=indent is None, default=_fields_of)
+    write_text_atomic(path, text + "\n")
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write a file whole or not at all, never through a symlink or into a file that was there.
+
+    The text goes to a fresh temporary file beside it (created exclusively, so a planted symlink is
+    never followed), which then replaces the name: a symlink or hard link planted at `path` (a pull
+    request can commit one into the output folder) is replaced, its target left untouched.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -474,11 +484,45 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.write("\n")
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class OutputError(Exception):
+    """An output folder or file that cannot be written; the message names it and says why.
+    `written`: the files that were written all the same (format name -> path)."""
+
+    def __init__(self, message: str, written: dict[str, Path] | None = None):
+        super().__init__(message)
+        self.written = dict(written or {})
+
+
+def check_output_dir(path: str | os.PathLike) -> Path:
+    """The output folder, created if missing and proven writable (a file is written, then removed),
+    so that a run never does its work only to lose it at the end. OutputError says what is wrong."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"output folder {out}: exists and is not a directory") from None
+    except OSError as exc:
+        raise OutputError(f"output folder {out}: cannot be created: {exc.strerror or exc}") from None
+    if not out.is_dir():
+        raise OutputError(f"output folder {out}: is not a directory")
+    try:
+        # Some bytes, not an empty file: that can be created even on a full disk. (No fsync: it costs
+        # tens of milliseconds on a busy disk, and a full one refuses the write itself.)
+        fd, tmp = tempfile.mkstemp(prefix=".litmus-write-check.", dir=out)
+        try:
+            os.write(fd, b"\0" * 4096)
+        finally:
+            os.close(fd)
+            os.unlink(tmp)
+    except OSError as exc:
+        raise OutputError(f"output folder {out}: cannot be written: {exc.strerror or exc}") from None
+    return out
 
 
 def write_results(path: str | os.PathLike, result: RunResult) -> None:

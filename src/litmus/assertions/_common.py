@@ -167,7 +167,10 @@ def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
     if found != negate:
         return passed(assertion, f"body {'does not contain' if negate else 'contains'} {show(value)}{note}")
     if negate:
-        context = reading.text[max(0, at - 40): at + len(value) + 40]
+        start, end = max(0, at - 40), at + len(value) + 40
+        # The window's cuts are marked: redaction masks a secret's fragment left at a marked cut.
+        context = ("…" if start else "") + reading.text[start:end] + ("…" if end < len(reading.text) else "")
         reason = f"body contains {show(value)} at character {at}{note}: {show(context)}"
         return failed(assertion, [mismatch("$", f"no {show(value)}", context, reason)])
-    return failed(assertion, [mismatch("$", value, text[:200], f"body does not contain {show(value)}")])
+    head = text[:200] + ("…" if len(text) > 200 else "")
+    return failed(assertion, [mismatch("$", value, head, f"body does not contain {show(value)}")])

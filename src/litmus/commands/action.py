@@ -260,6 +260,7 @@ class _Action:
         from litmus.errors import ProbeError
         from litmus.judges.service import JudgeConfigError, JudgeService
         from litmus.load import load_suites
+        from litmus.results import OutputError, check_output_dir
         from litmus.run.runner import RunOptions, run_suites, secret_values
 
         inputs = self.inputs
@@ -295,6 +296,10 @@ class _Action:
             return None
         if config.judge:
             self.out.mask(environ.get(t.api_key_env or "") for t in self._tiers(config.judge))
+        try:
+            check_output_dir(self.workspace / inputs.output_dir)  # before any request
+        except OutputError as exc:
+            raise ActionFailure(f"output-dir: {exc}") from None
         if inputs.wait_for and not self.stop.is_set():
             self._wait(base_url)
         try:
@@ -320,7 +325,7 @@ class _Action:
         """The runner's redactor, also hiding the GitHub token (a probe may send `{{ env.GITHUB_TOKEN }}`)."""
         from litmus.run.redact import Redactor
 
-        redactor = Redactor()
+        redactor = Redactor(on_warning=self.out.warning)
         for form in token_forms(self.inputs.github_token):
             redactor.register(form)
         return redactor
@@ -408,13 +413,17 @@ class _Action:
 
     def _write_reports(self, result: RunResult) -> dict[str, Path]:
         from litmus.report import write_reports
-        from litmus.results import write_results
+        from litmus.results import OutputError, write_results
 
         out_dir = self.workspace / self.inputs.output_dir
         results_path = out_dir / RESULTS_FILE
-        write_results(results_path, result)
-        paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
-                              server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
+        # results.json first: a report that cannot be written then loses neither it nor the other reports.
+        try:
+            write_results(results_path, result)
+            paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
+                                  server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
+        except (OSError, OutputError) as exc:
+            raise ActionFailure(f"output-dir: {exc}") from None
         paths["results"] = results_path
         if self.ctx.summary_path:
             append_summary(self.ctx.summary_path, paths["summary"].read_text("utf-8"))

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
-from litmus.results import ResultsError, load_results
+from litmus.results import OutputError, ResultsError, load_results
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -60,10 +60,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         written = write_reports(result, args.out, formats, **options)
-    except OSError as exc:
-        print(f"litmus report: error: cannot write the reports into {args.out}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 2
+    except OutputError as exc:
+        written, problem = exc.written, str(exc)
+    else:
+        problem = None
     for name, path in written.items():
         print(f"{name:9} {path}")
+    if problem:
+        print(f"litmus report: error: {problem}", file=sys.stderr)
+        return 2
     return 0

@@ -27,8 +27,10 @@ choice of deterministic checks only: those assertions are then skipped, counted 
 assertion marked `critical: true` fails its flow run whatever the Intent Evaluation says.
 
 Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors (no suite
-found, a --suite/--flow filter that matches nothing, litmus.yaml errors included),
-130/143 interrupted by SIGINT/SIGTERM (partial results are still written, marked interrupted).
+found, a --suite/--flow filter that matches nothing, litmus.yaml errors included), an --out folder
+that cannot be written (checked before any request), or an output file that could not be written
+(results.json is written first, each report whatever befell the others), 130/143 interrupted by
+SIGINT/SIGTERM (partial results are still written, marked interrupted).
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from litmus.console import Console
     from litmus.errors import ProbeError, render_diagnostics
     from litmus.load import load_suites, repo_root
+    from litmus.results import OutputError, check_output_dir
 
     environ = os.environ
     console = Console(verbosity=-1 if args.quiet else 1 if args.verbose else 0, environ=environ)
@@ -137,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
                       "(or set LITMUS_BASE_URL, or base_url in the suite)")
     try:
+        check_output_dir(args.out)  # before any request: a run that cannot be saved is not started
+    except OutputError as exc:
+        return _usage(f"--out: {exc}")
+    try:
         config = resolve_config(args, environ, repo_root())
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
@@ -172,7 +179,7 @@ def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
 def _execute(args, suites, options, judge, formats, console) -> int:
     import gc
 
-    from litmus.results import write_results
+    from litmus.run.redact import Redactor
     from litmus.run.runner import failed_by, run_suites
     from litmus.run.signals import StopOnSignals, exit_abandoning
 
@@ -182,27 +189,41 @@ def _execute(args, suites, options, judge, formats, console) -> int:
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop, options.abort) as signals:
         try:
-            result = run_suites(suites, options, judge=judge, on_event=console.on_event)
+            result = run_suites(suites, options, judge=judge, on_event=console.on_event,
+                                redactor=Redactor(on_warning=console.warning))
         finally:
             if judge is not None:
                 judge.close(abandon=options.stop.is_set())
         gc.freeze()
         out = Path(args.out)
         results_path = out / "results.json"
-        write_results(results_path, result)
-        _write_reports(result, out, formats)
-        console.report(result, str(results_path))
+        problems = _write_outputs(result, results_path, formats)
+        console.report(result, None if problems and not results_path.is_file() else str(results_path))
+        for problem in problems:
+            _usage(problem)
     if signals.exit_code:
         return exit_abandoning(signals.exit_code)
+    if problems:
+        return 2  # the checks ran, but what they found is not all on disk
     return 1 if failed_by(result, args.fail_on) else 0
 
 
-def _write_reports(result, out: Path, formats: list[str] | None) -> None:
+def _write_outputs(result, results_path: Path, formats: list[str] | None) -> list[str]:
+    """results.json first (the run itself), then the reports, each whatever befell the others;
+    returns what could not be written."""
+    from litmus.report import write_reports
+    from litmus.results import OutputError, write_results
+
+    problems = []
     try:
-        from litmus.report import write_reports
-    except ImportError:  # reports are optional for the run itself
-        return
-    write_reports(result, out, formats)
+        write_results(results_path, result)
+    except OSError as exc:
+        problems.append(f"could not write {results_path}: {exc.strerror or exc}")
+    try:
+        write_reports(result, results_path.parent, formats)
+    except OutputError as exc:
+        problems.append(str(exc))
+    return problems
 
 
 def _formats(given: list[str] | None) -> list[str] | None | str:

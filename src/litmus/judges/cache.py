@@ -9,22 +9,35 @@
 Files are written atomically (temporary file + rename), so concurrent writers of the same key
 (identical prompts judged at once) leave one whole file, never a mix. Each file holds the reply as
 received plus a human summary (what was asked, the verdict), so a reviewer can audit a cached
-decision with `cat`. Unreadable files count as missing. Only replies that parsed as verdicts
-enter the verdict cache (a transient garbage reply is retried next run); cassettes record every reply.
+decision with `cat`. Only replies that parsed as verdicts enter the verdict cache (a transient
+garbage reply is retried next run); cassettes record every reply.
+
+An entry is read only when it is a regular file (not a symlink, not a device such as /dev/zero, not
+a FIFO) of at most MAX_ENTRY_BYTES, holds this format and its own key, and, in the verdict cache,
+comes from the same judge and says the verdict its reply parses to. Anything else counts as
+missing: the judge is asked again and the entry rewritten. (This stops corrupt, oversized and
+mismatched entries; it cannot tell a consistent forgery, so keep the cache where the pull request
+being checked cannot write, see docs/judges.md.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from litmus.judges.prompts import Prompt
+from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import write_json_atomic
 
 FORMAT = 1
+# A reply is capped far below this (see the providers); a bigger file is not one of ours.
+MAX_ENTRY_BYTES = 512 * 1024
 
 
 def verdict_key(provider: str, model: str, parameters: dict[str, Any], prompt: Prompt) -> str:
@@ -45,28 +58,43 @@ def embedding_cassette_key(text: str) -> str:
 
 
 class _Store:
-    """One directory of JSON entries by key; an unreadable entry counts as missing."""
+    """One directory of JSON entries by key. An entry not to be trusted (see the module docstring)
+    counts as missing.
 
-    def __init__(self, directory: Path):
+    `check(entry, provider, model)`: whether a well-formed entry may be used (the verdict cache's
+    consistency check); a failed check makes the entry a miss."""
+
+    def __init__(self, directory: Path, check: Callable[[dict[str, Any], str, str], bool] | None = None):
         self.directory = directory
+        self._check = check
 
     def path(self, key: str) -> Path:
         return self.directory / f"{key}.json"
 
     def _read(self, key: str) -> dict[str, Any] | None:
-        try:
-            entry = json.loads(self.path(key).read_text("utf-8"))
-        except (OSError, ValueError):
+        """The entry: a bounded regular file holding this format and its own key; else None."""
+        data = _read_bounded(self.path(key))
+        if data is None:
             return None
-        return entry if isinstance(entry, dict) else None
+        try:
+            entry = json.loads(data)
+        except ValueError:
+            return None
+        if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key):
+            return None
+        return entry
 
 
 class ReplyStore(_Store):
     """Judge replies by key (the verdict cache, or the cassettes)."""
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str, provider: str = "", model: str = "") -> dict[str, Any] | None:
         entry = self._read(key)
-        return entry if entry is not None and isinstance(entry.get("reply"), str) else None
+        if entry is None or not isinstance(entry.get("reply"), str) or not isinstance(entry.get("usage", {}), dict):
+            return None
+        if self._check is not None and not self._check(entry, provider, model):
+            return None
+        return entry
 
     def put(self, key: str, *, prompt: Prompt, provider: str, model: str, reply: str, input_tokens: int,
             output_tokens: int, latency_ms: float, verdict: dict[str, Any] | None) -> None:
@@ -120,7 +148,36 @@ def embedding_cassettes(cache_dir: Path) -> VectorStore:
 
 
 def verdict_store(cache_dir: Path) -> ReplyStore:
-    return ReplyStore(cache_dir / "verdicts")
+    return ReplyStore(cache_dir / "verdicts", check=_consistent_verdict)
+
+
+def _consistent_verdict(entry: dict[str, Any], provider: str, model: str) -> bool:
+    """From this judge, and its summary says the verdict its reply parses to."""
+    if entry.get("judge") != {"provider": provider, "model": model}:
+        return False
+    try:
+        verdict = parse_verdict(entry["reply"])
+    except VerdictError:
+        return False
+    summary = entry.get("verdict")
+    return isinstance(summary, dict) and summary.get("score") == verdict.score
+
+
+def _read_bounded(path: Path) -> bytes | None:
+    """The bytes of a regular file of at most MAX_ENTRY_BYTES, opened without following a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        try:
+            data = handle.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+    return data if len(data) <= MAX_ENTRY_BYTES else None
 
 
 def cassette_store(cache_dir: Path) -> ReplyStore:

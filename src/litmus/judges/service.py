@@ -10,6 +10,7 @@ this run: its remaining judgements are `error` with the same one-line reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -39,6 +40,7 @@ from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, 
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
 from litmus.run.flow import deterministic_intent
+from litmus.run.redact import Redactor
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -86,7 +88,8 @@ class ReplayProvider:
 
 
 class JudgeService:
-    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider], secrets: tuple[str, ...] = (),
+    def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
+                 secrets: Mapping[str, str] | None = None,
                  embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None):
         self.config = config
         self.tiers = tiers
@@ -96,7 +99,10 @@ class JudgeService:
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
         self._verdicts = verdict_store(config.cache)
         self._cassettes = cassette_store(config.cache)
-        self._secrets = secrets
+        self._secrets = dict(secrets or {})
+        self._redactor = Redactor()
+        for name, value in self._secrets.items():
+            self._redactor.register(value, name=name)
         self._lock = threading.Lock()
         # Held for every cache or cassette write, and forever once the service is abandoned: a call
         # that returns after that writes nothing, so an exit right then cannot leave a partial file.
@@ -116,7 +122,7 @@ class JudgeService:
             return None
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
-        secrets = []
+        secrets: dict[str, str] = {}
 
         def api_key(tier: ProviderConfig, where: str, what: str) -> str:
             key = environ.get(tier.api_key_env or "")
@@ -125,7 +131,7 @@ class JudgeService:
                     f"the {tier.provider} {what} needs an API key in the environment variable {tier.api_key_env} "
                     f"({where}), which is not set"
                 )
-            secrets.append(key)
+            secrets[tier.api_key_env] = key
             return key
 
         for number, tier in enumerate(chain, start=1):
@@ -145,7 +151,7 @@ class JudgeService:
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
                 timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
             )
-        return cls(config, tiers, tuple(secrets), embedder)
+        return cls(config, tiers, secrets, embedder)
 
     # ---- the two kinds of evaluation
 
@@ -223,7 +229,8 @@ class JudgeService:
             started = time.monotonic()
             embedding, cached = embedder.embed(text), not live
             latency = _ms(started)
-            with self._store_lock:  # no write once the service is abandoned (see close)
+            # No write once the service is abandoned (see close); a failed write keeps the embedding.
+            with self._store_lock, contextlib.suppress(OSError):
                 if live and self.config.use_cache:
                     self._embeddings.put(key, text=text, provider=embedder.name, model=embedder.model,
                                          vector=embedding.vector, input_tokens=embedding.input_tokens,
@@ -283,7 +290,7 @@ class JudgeService:
         live = not isinstance(provider, ReplayProvider)
         key = verdict_key(provider.name, provider.model, provider.parameters, prompt)
         started = time.monotonic()
-        entry = self._verdicts.get(key) if live and self.config.use_cache else None
+        entry = self._verdicts.get(key, provider.name, provider.model) if live and self.config.use_cache else None
         try:
             if entry is not None:
                 completion = Completion(entry["reply"])
@@ -325,9 +332,11 @@ class JudgeService:
         return TierResult(record, verdict=verdict)
 
     def _store(self, store, key, prompt, provider, completion, latency, verdict) -> None:
-        with self._store_lock:
+        """Cache the reply; a cache that cannot be written costs a judge call next run, never this verdict."""
+        with self._store_lock, contextlib.suppress(OSError):
             store.put(
-                key, prompt=prompt, provider=provider.name, model=provider.model, reply=self._redact(completion.text),
+                key, prompt=prompt, provider=provider.name, model=provider.model,
+                reply=self._redact_reply(completion.text),
                 input_tokens=completion.input_tokens, output_tokens=completion.output_tokens, latency_ms=latency,
                 verdict=None if verdict is None else {
                     "score": verdict.score, "reason": verdict.reason,
@@ -363,14 +372,20 @@ class JudgeService:
             self._last_end = end if self._last_end is None else max(self._last_end, end)
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return self._redactor.redact(text)
+
+    def _redact_reply(self, text: str) -> str:
+        """A reply for the cache with the keys masked in its strings only, so that it still parses."""
+        try:
+            return json.dumps(self._redactor.redact_value(json.loads(text)), ensure_ascii=False)
+        except ValueError:
+            return self._redact(text)
 
     @property
-    def secrets(self) -> tuple[str, ...]:
-        """The API keys of the tiers: the runner masks them everywhere, like `{{ secrets.NAME }}` values."""
-        return self._secrets
+    def named_secrets(self) -> dict[str, str]:
+        """The API keys of the tiers by variable name: the runner masks them everywhere, like
+        `{{ secrets.NAME }}` values."""
+        return dict(self._secrets)
 
     def totals(self) -> JudgeTotals:
         with self._lock:

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from litmus.results import RunResult
+from litmus.results import OutputError, RunResult, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,24 @@ def render(name: str, result: RunResult, **options) -> str:
 
 
 def write_reports(result: RunResult, out_dir: Path, formats: list[str] | None = None, **options) -> dict[str, Path]:
-    """Render each format (default: all) into out_dir; returns format name -> file written."""
+    """Render each format (default: all) into out_dir; returns format name -> file written.
+
+    Each file is written atomically, never through a symlink planted in out_dir (`write_text_atomic`).
+    A file that cannot be written does not stop the others: OutputError, raised after all were tried,
+    names every one that failed.
+    """
     chosen = check_formats(formats)
     texts = {name: render(name, result, **options) for name in chosen}  # render all before writing any
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
+    paths, failures = {}, []
     for name, text in texts.items():
         path = out_dir / FORMATS[name].filename
-        path.write_text(text, encoding="utf-8")
+        try:
+            write_text_atomic(path, text)
+        except OSError as exc:
+            failures.append(f"{path}: {exc.strerror or exc}")
+            continue
         paths[name] = path
+    if failures:
+        raise OutputError("could not write " + "; ".join(failures), paths)
     return paths

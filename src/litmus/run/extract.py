@@ -1,10 +1,17 @@
-"""Step extractions: values taken from a response into the flow run's variables."""
+"""Step extractions: values taken from a response into the flow run's variables.
+
+A value taken from a credential header (`Set-Cookie`, `Cookie`, `Authorization`, ...) is registered
+as a secret, with each cookie value in it: it is a credential the run prints nowhere, as the header
+itself is `***` in the recorded response.
+"""
 
 from __future__ import annotations
 
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 from litmus.model import Extraction
+from litmus.run.redact import SENSITIVE_HEADERS, SHORT_SECRET, Redactor
 from litmus.run.response import BodyNotJSON, Response
 
 
@@ -12,7 +19,8 @@ class NotExtracted(Exception):
     """The extraction found nothing (the message says why); the variable stays unset."""
 
 
-def extract(extraction: Extraction, response: Response, deadline: float | None = None) -> Any:
+def extract(extraction: Extraction, response: Response, redactor: Redactor,
+            deadline: float | None = None) -> Any:
     """The extracted value. A JSONPath matching several nodes gives the list of their values."""
     kind = extraction.kind
     if kind == "status":
@@ -21,6 +29,8 @@ def extract(extraction: Extraction, response: Response, deadline: float | None =
         value = response.headers.get(extraction.expr)  # case-insensitive mapping
         if value is None:
             raise NotExtracted(f"no header {extraction.expr}")
+        if extraction.expr.lower() in SENSITIVE_HEADERS:
+            _register_credential(value, redactor)
         return value
     if kind == "regex":
         from litmus.assertions._common import EvaluationTimeout, search
@@ -41,3 +51,17 @@ def extract(extraction: Extraction, response: Response, deadline: float | None =
     if not nodes:
         raise NotExtracted(f"no node matches {extraction.expr}")
     return nodes[0][1] if len(nodes) == 1 else [value for _, value in nodes]
+
+
+def _register_credential(value: str, redactor: Redactor) -> None:
+    redactor.register(value)
+    # requests joins several Set-Cookie headers with ", "; each piece is parsed on its own.
+    for piece in value.split(", "):
+        cookie = SimpleCookie()
+        try:
+            cookie.load(piece)
+        except CookieError:
+            continue
+        for morsel in cookie.values():
+            if len(morsel.value) >= SHORT_SECRET:
+                redactor.register(morsel.value)

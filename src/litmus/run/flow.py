@@ -8,6 +8,7 @@ Outcomes keep the assertion order whatever finishes first.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import re
 import threading
@@ -36,7 +37,7 @@ from litmus.results import (
 )
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
-from litmus.run.redact import MASK, Redactor
+from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
@@ -46,8 +47,6 @@ EXCERPT_CHARS = 4096
 # A streamed step's results keep its first events (the count says how many there were).
 RECORDED_EVENTS = 100
 RAW_STREAM_CHARS = 2048
-# Headers whose values are credentials whatever their value: masked even when not a declared secret.
-SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
 # A URL is absolute only when it starts with a scheme: `/r?next=https://x` is relative.
 ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # GraphQL `errors` kept on a step: enough to see what went wrong.
@@ -104,8 +103,6 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason="not evaluated"),
         steps=steps,
     )
-    # The intent judge reads this flow run's transcript: mask secrets before it leaves the process.
-    env.redactor.redact_in_place(flow_run)
     flow_run.intent_evaluation = _evaluate_intent(planned, flow_run, env)
     decide_flow_run(flow_run)
     flow_run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -169,11 +166,11 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             result.generated = dict(generated)
             return result, f"step '{step.name}' got no response"
         transport_retries += response.transport_retries
-        for value in protected_cookie_values(response.header_values("Set-Cookie")):
-            env.redactor.register(value)  # HttpOnly / Secure cookies: masked in every output
+        # HttpOnly / Secure cookies: masked in every output.
+        env.redactor.register_cookie_values(protected_cookie_values(response.header_values("Set-Cookie")))
         # The step's timeout also bounds evaluating its assertions (regex searches, python calls).
         deadline = time.perf_counter() + out.timeout_ms / 1000
-        extracted, extract_error = _extract(step, response, deadline)
+        extracted, extract_error = _extract(step, response, env.redactor, deadline)
         seen = {**variables, **extracted}
         ctx = EvalContext(
             response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
@@ -280,14 +277,14 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _extract(step: Step, response: Response, deadline: float) -> tuple[dict[str, Any], str | None]:
+def _extract(step: Step, response: Response, redactor: Redactor, deadline: float) -> tuple[dict[str, Any], str | None]:
     """The extracted values, and why an extraction could not be evaluated at all (None: each was
     extracted, or found nothing to extract)."""
     values: dict[str, Any] = {}
     problems = []
     for extraction in step.extract:
         try:
-            values[extraction.name] = extract(extraction, response, deadline)
+            values[extraction.name] = extract(extraction, response, redactor, deadline)
         except NotExtracted:
             pass  # left unset: a later use says "never extracted" or "unknown template name"
         except (IndexError, ValueError, TypeError):
@@ -380,9 +377,12 @@ def _field_value(value: Any) -> Any:
 
 def _evaluate_intent(planned: PlannedRun, flow_run: FlowRunResult, env: RunEnvironment) -> IntentEvaluation:
     if env.judge is not None and planned.suite.intent:
+        # The judge reads a masked copy: the flow run itself is masked only after its verdict (runner).
+        masked = copy.deepcopy(flow_run)
+        env.redactor.redact_in_place(masked)
         try:
             return env.judge.executor.submit(
-                env.judge.evaluate_intent, planned.suite, flow_run, planned.scenario
+                env.judge.evaluate_intent, planned.suite, masked, planned.scenario
             ).result()
         except Exception as exc:  # noqa: BLE001 - a judge failure is recorded, not fatal
             return IntentEvaluation(status="error", method="judge", reason=f"intent evaluation failed: {exc}")
@@ -467,7 +467,7 @@ def _secret_order(places: list[str], secrets: dict[str, str]) -> list[str]:
     order of the `***` masks the redactor leaves there."""
     if not secrets:
         return []
-    forms = {form: name for name, value in secrets.items() for form in Redactor.forms(value)}
+    forms = {form: name for name, value in secrets.items() for form in encodings(value)}
     pattern = re.compile("|".join(map(re.escape, sorted(forms, key=len, reverse=True))))
     return [forms[match.group()] for place in places for match in pattern.finditer(place)]
 

@@ -146,8 +146,8 @@ def run_suites(
     selected = selected_suites(suites, options)
     # The judge's API keys too: a probe may send `{{ env.OPENAI_API_KEY }}` (or the action's
     # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
-    for value in [*secret_values(selected, environ), *getattr(judge, "secrets", ())]:
-        redactor.register(value)
+    for name, value in [*secret_items(selected, environ), *getattr(judge, "named_secrets", {}).items()]:
+        redactor.register(value, name=name)
     keep = shard_keys(selected, options)
     total = _planned_count(selected, options, keep)
     emit = on_event or (lambda event: None)
@@ -174,6 +174,7 @@ def run_suites(
     if options.stop.is_set():
         result.run.interrupted = True
         result.verdict = "failed"  # an incomplete run proves nothing
+    # Last, once every verdict is decided; it masks free text only (see `litmus.run.redact`).
     redactor.redact_in_place(result)
     emit(RunEvent("finished", total=total, done=sum(len(s.flow_runs) for s in suite_results)))
     return result
@@ -219,7 +220,6 @@ def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, en
                 remaining -= 1
             elif item:
                 suite, index, flow_run = item
-                env.redactor.redact_in_place(flow_run)
                 results[id(suite)][index] = flow_run
                 done += 1
                 emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
@@ -284,13 +284,18 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
 
 def secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[str]:
     """Values of every `{{ secrets.NAME }}` the suites mention, registered before anything runs."""
+    return [value for _, value in secret_items(suites, environ)]
+
+
+def secret_items(suites: list[Suite], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(NAME, value) of every `{{ secrets.NAME }}` the suites mention that the environment sets."""
     names: dict[str, None] = {}
     for suite in suites:
         # A suite's repr holds every string in it; scanning it is far cheaper than walking the tree.
         for ref in references(repr(suite)):
             if ref.namespace == "secrets":
                 names[ref.name.split(".", 1)[1]] = None
-    return [environ[name] for name in names if name in environ]
+    return [(name, environ[name]) for name in names if name in environ]
 
 
 def _judge_totals(judge: Any) -> JudgeTotals:
