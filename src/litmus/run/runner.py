@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from litmus import __version__
+from litmus.identity import stamp
 from litmus.model import Suite
 from litmus.results import (
     FlowRunResult,
@@ -33,7 +34,7 @@ from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
 from litmus.run.redact import Redactor
 from litmus.templating import references
 
-FailOn = Literal["suite", "assertion", "never"]
+FailOn = Literal["suite", "assertion", "new", "never"]
 
 
 @dataclass
@@ -135,6 +136,8 @@ def run_suites(
         result.run.interrupted = True
         result.verdict = "failed"  # an incomplete run proves nothing
     redactor.redact_in_place(result)
+    # After masking, which must never touch an identity.
+    stamp(result)
     emit(RunEvent("finished", total=len(runs), done=len(results)))
     return result
 
@@ -179,6 +182,10 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
         return False
     if fail_on == "suite":
         return result.verdict == "failed"
+    if fail_on == "new":
+        from litmus.compare import has_new
+
+        return result.run.interrupted or has_new(result)
     return result.run.interrupted or any(
         step.status == "error" or any(o.status in NOT_PASSED for o in step.assertions)
         for suite in result.suites for flow_run in suite.flow_runs for step in flow_run.steps
