@@ -27,7 +27,8 @@ def new_findings(result) -> list[tuple[str, str]]:
 def test_run_against_a_base_deployment_finds_exactly_the_planted_regression(tmp_path):
     cwd = project(tmp_path, runs=2)
     # Both deployments share an old bug (status); the head adds one (total as a string).
-    with serve(Target(), status="shipped", total=12.5) as base, serve(Target(), status="shipped", total="12.50") as head:
+    with serve(Target(), status="shipped", total=12.5) as base, \
+            serve(Target(), status="shipped", total="12.50") as head:
         done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new", cwd=cwd)
         assert len(base.requests) == len(head.requests) == 2 + 1  # the same suites ran against both
     assert done.returncode == 1, done.stderr
