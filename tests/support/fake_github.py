@@ -36,8 +36,14 @@ class FakeGitHubState:
     comments: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
     check_runs: dict[int, dict] = field(default_factory=dict)
     pr_files: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
-    # Operation names answering 403: "comment-write", "check-write", "pr-files".
+    # Operation names answering 403: "comment-write", "check-write", "pr-files", "artifacts".
     deny: set[str] = field(default_factory=set)
+    # Actions: workflow runs (newest first, as GitHub lists them), each run's artifacts, each artifact's zip
+    # bytes; an artifact id in `gone` answers its download with 410 like an expired one.
+    workflow_runs: list[dict] = field(default_factory=list)
+    artifacts: dict[int, list[dict]] = field(default_factory=dict)
+    artifact_zips: dict[int, bytes] = field(default_factory=dict)
+    gone: set[int] = field(default_factory=set)
     calls: list[Call] = field(default_factory=list)
     next_id: int = 1000
 
@@ -61,6 +67,10 @@ _ROUTES = [
     ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/check-runs$"), "create_check_run"),
     ("PATCH", re.compile(r"^/repos/([^/]+/[^/]+)/check-runs/(\d+)$"), "update_check_run"),
     ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/files$"), "pr_files"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/actions/runs$"), "list_workflow_runs"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts$"), "list_run_artifacts"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip$"), "download_artifact"),
+    ("GET", re.compile(r"^/_storage/(\d+)\.zip$"), "storage_blob"),
 ]
 
 
@@ -86,9 +96,10 @@ class _Handler(BaseHTTPRequestHandler):
                     break
             else:
                 status, payload, headers = 404, {"message": "Not Found"}, {}
-        data = json.dumps(payload).encode()
+        binary = isinstance(payload, bytes)
+        data = payload if binary else json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/zip" if binary else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             self.send_header(key, value)
@@ -180,6 +191,35 @@ class _Handler(BaseHTTPRequestHandler):
         if "pr-files" in self.state.deny:
             return self._FORBIDDEN
         return self._page(self.state.pr_files.get((repo, int(number)), []), query)
+
+
+    # --- Actions artifacts (the action's `baseline: artifact`)
+    def list_workflow_runs(self, repo, query, body):
+        runs = [r for r in self.state.workflow_runs
+                if r["head_branch"] == query.get("branch", r["head_branch"])
+                and (query.get("status") != "success" or r["conclusion"] == "success")]
+        per_page, page = min(100, int(query.get("per_page", 30))), int(query.get("page", 1))
+        return 200, {"total_count": len(runs), "workflow_runs": runs[(page - 1) * per_page: page * per_page]}, {}
+
+    def list_run_artifacts(self, repo, run_id, query, body):
+        if "artifacts" in self.state.deny:
+            return self._FORBIDDEN
+        artifacts = [a for a in self.state.artifacts.get(int(run_id), [])
+                     if "name" not in query or a["name"] == query["name"]]
+        return 200, {"total_count": len(artifacts), "artifacts": artifacts}, {}
+
+    def download_artifact(self, repo, artifact_id, query, body):
+        artifact_id = int(artifact_id)
+        if artifact_id in self.state.gone:
+            return 410, {"message": "Artifact has expired"}, {}
+        if artifact_id not in self.state.artifact_zips:
+            return 404, {"message": "Not Found"}, {}
+        host = f"http://{self.server.server_address[0]}:{self.server.server_address[1]}"
+        # Like GitHub: a redirect to a short-lived storage URL, with an empty body.
+        return 302, b"", {"Location": f"{host}/_storage/{artifact_id}.zip"}
+
+    def storage_blob(self, artifact_id, query, body):
+        return 200, self.state.artifact_zips[int(artifact_id)], {}
 
 
 class FakeGitHub:
