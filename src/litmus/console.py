@@ -59,6 +59,12 @@ class Console:
         if event.kind == "finished":
             self._clear_progress()
 
+    def note(self, text: str) -> None:
+        """A line about the run itself (not a finding), unless quiet."""
+        if self.verbosity >= 0:
+            self._clear_progress()
+            print(clean(text), file=self.out)
+
     def _clear_progress(self) -> None:
         if self.progress:
             self.err.write("\r\x1b[K")

@@ -3,7 +3,8 @@
 Verdicts are recomputed from the union by the runner's own rule (`litmus.results.decide_suite`): a
 suite's pass_rate is the percentage of its flow runs that passed (100 when it has none), it passes at
 pass_threshold or above unless LLM-based checks went unevaluated; the run passes when every suite
-does and no shard was interrupted.
+does and no shard was interrupted. Shards
+compared with a baseline keep their comparison (see `litmus.compare.merge_baselines`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from litmus.compare import merge_baselines
 from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult, decide_suite
 
 
@@ -177,4 +179,8 @@ def merge(documents: list[RunResult], names: list[str] | None = None,
     passed = all(suite.verdict == "passed" for suite in suites) and not run.interrupted
     merged = RunResult(run=run, verdict="passed" if passed else "failed", tool=documents[0].tool,
                        judge=totals, suites=suites, schema_version=documents[0].schema_version)
+    try:
+        merged.baseline = merge_baselines(documents, merged)
+    except ValueError as exc:
+        raise MergeError(str(exc)) from None
     return merged, warnings

@@ -30,6 +30,8 @@ UNEVALUATED_REASONS: dict[str, str] = {
     "budget": "the judge budget (max_calls) ran out",
 }
 NOT_PASSED = frozenset({"failed", "error", "needs_review"})
+# How a finding relates to the baseline run (see `litmus.compare`): "none" when no baseline was given.
+BaselineState = Literal["new", "unchanged", "none"]
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Mismatch:
     expected: Any
     actual: Any
     reason: str
+    # Set by a baseline comparison: whether this path failed in the baseline's same assertion too.
+    baseline: BaselineState | None = None
 
 
 @dataclass
@@ -74,6 +78,9 @@ class AssertionOutcome:
     critical: bool = False
     # Set when an LLM-based assertion was skipped because no judge evaluated it (see JudgeSkip).
     judge_skip: JudgeSkip | None = None
+    # Stable identity (`litmus.identity`), and for a failing outcome its baseline state.
+    id: str | None = None
+    baseline: BaselineState | None = None
 
 
 @dataclass
@@ -162,6 +169,9 @@ class StepResult:
     generated: dict[str, Any] = field(default_factory=dict)
     # A graphql step's non-empty response `errors`; None otherwise.
     graphql_errors: list[Any] | None = None
+    # Identity of the step's "no response" finding, and its baseline state when it has one.
+    id: str | None = None
+    baseline: BaselineState | None = None
 
 
 @dataclass
@@ -174,6 +184,8 @@ class IntentEvaluation:
     judge: JudgeRecord | None = None
     # Set when the judge was not asked because the `max_calls` budget ran out (deterministic fallback).
     judge_skip: JudgeSkip | None = None
+    id: str | None = None
+    baseline: BaselineState | None = None
 
 
 @dataclass
@@ -197,6 +209,8 @@ class FlowRunResult:
     def __post_init__(self) -> None:
         if self.status is None:
             self.status = self.intent_evaluation.status
+    # The flow's identity across runs and scenarios (pass rates are compared per flow).
+    flow_id: str | None = None
 
 
 @dataclass
@@ -265,6 +279,73 @@ class Tool:
 
 
 @dataclass
+class PassRate:
+    """Flow runs passed of total, with the 95% Wilson score interval (percent)."""
+    passed: int
+    total: int
+    rate: float
+    low: float
+    high: float
+
+
+@dataclass
+class FlowComparison:
+    flow_id: str
+    suite: str
+    flow: str
+    # "regressed", "improved", "within noise", "new flow" (not in the baseline), "not run here".
+    verdict: str
+    here: PassRate | None = None
+    baseline: PassRate | None = None
+
+
+@dataclass
+class ScoreStats:
+    """Judge scores of one assertion over its runs."""
+    n: int
+    mean: float
+    spread: float  # population standard deviation
+    values: list[float] = field(default_factory=list)
+
+
+@dataclass
+class ScoreComparison:
+    id: str
+    suite: str
+    flow: str
+    scenario: str | None
+    step: str
+    assertion: str
+    here: ScoreStats | None = None
+    baseline: ScoreStats | None = None
+
+
+@dataclass
+class FixedFinding:
+    """A finding of the baseline whose check ran here and held in every run."""
+    id: str
+    suite: str
+    flow: str
+    scenario: str | None
+    step: str | None
+    label: str  # the assertion's name or type, "no response" or "Intent Evaluation"
+    line: int
+    reason: str  # the baseline's reason
+
+
+@dataclass
+class BaselineSummary:
+    source: str
+    new: int = 0
+    unchanged: int = 0
+    fixed: int = 0
+    regressed: int = 0
+    fixed_findings: list[FixedFinding] = field(default_factory=list)
+    flows: list[FlowComparison] = field(default_factory=list)
+    scores: list[ScoreComparison] = field(default_factory=list)
+
+
+@dataclass
 class RunResult:
     run: RunInfo
     verdict: Literal["passed", "failed"]
@@ -272,6 +353,7 @@ class RunResult:
     judge: JudgeTotals = field(default_factory=JudgeTotals)
     suites: list[SuiteResult] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
+    baseline: BaselineSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -372,6 +454,14 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (AssertionOutcome, "judge"): (JudgeRecord, False),
     (IntentEvaluation, "judge"): (JudgeRecord, False),
     (JudgeRecord, "tiers"): (JudgeTier, True),
+    (RunResult, "baseline"): (BaselineSummary, False),
+    (BaselineSummary, "fixed_findings"): (FixedFinding, True),
+    (BaselineSummary, "flows"): (FlowComparison, True),
+    (BaselineSummary, "scores"): (ScoreComparison, True),
+    (FlowComparison, "here"): (PassRate, False),
+    (FlowComparison, "baseline"): (PassRate, False),
+    (ScoreComparison, "here"): (ScoreStats, False),
+    (ScoreComparison, "baseline"): (ScoreStats, False),
 }
 
 

@@ -76,8 +76,14 @@ class FakeGitHubState:
     pr_files: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
     # (repo, commit sha) -> the PRs `GET /repos/{repo}/commits/{sha}/pulls` lists (see `add_pull`)
     commit_pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
-    # Operation names answering 403: "comment-write", "check-write", "pr-files", "commit-pulls".
+    # Operation names answering 403: "comment-write", "check-write", "pr-files", "commit-pulls", "artifacts".
     deny: set[str] = field(default_factory=set)
+    # Actions: workflow runs (newest first, as GitHub lists them), each run's artifacts, each artifact's zip
+    # bytes; an artifact id in `gone` answers its download with 410 like an expired one.
+    workflow_runs: list[dict] = field(default_factory=list)
+    artifacts: dict[int, list[dict]] = field(default_factory=dict)
+    artifact_zips: dict[int, bytes] = field(default_factory=dict)
+    gone: set[int] = field(default_factory=set)
     calls: list[Call] = field(default_factory=list)
     # Requests or responses that do not match GitHub's schema: each one fails the test.
     violations: list[str] = field(default_factory=list)
@@ -127,6 +133,13 @@ _ROUTES = [
      "GET /repos/{owner}/{repo}/pulls/{pull_number}/files"),
     ("GET", r"^/repos/([^/]+/[^/]+)/commits/([^/]+)/pulls$", "commit_pulls",
      "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/actions/runs$", "list_workflow_runs", "GET /repos/{owner}/{repo}/actions/runs"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts$", "list_run_artifacts",
+     "GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip$", "download_artifact",
+     "GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
+    # Not GitHub's API: the storage host an artifact download redirects to (no schema to check).
+    ("GET", r"^/_storage/(\d+)\.zip$", "storage_blob", ""),
 ]
 
 
@@ -158,13 +171,15 @@ class _Handler(BaseHTTPRequestHandler):
                         status, payload, headers = _error(422, "Invalid request: " + "; ".join(problems))
                     else:
                         status, payload, headers = getattr(self, name)(*match.groups(), query=query, body=body)
-                    self.state.violations += violations_of(operation, str(status), payload)
+                    if operation and not isinstance(payload, bytes):
+                        self.state.violations += violations_of(operation, str(status), payload)
                     break
             else:
                 status, payload, headers = _error(404, "Not Found")
-        data = json.dumps(payload).encode()
+        binary = isinstance(payload, bytes)
+        data = payload if binary else json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/zip" if binary else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             self.send_header(key, value)
@@ -281,6 +296,35 @@ class _Handler(BaseHTTPRequestHandler):
         if "commit-pulls" in self.state.deny:
             return self._FORBIDDEN
         return self._page(self.state.commit_pulls.get((repo, sha), []), query)
+
+
+    # --- Actions artifacts (the action's `baseline: artifact`)
+    def list_workflow_runs(self, repo, query, body):
+        runs = [r for r in self.state.workflow_runs
+                if r["head_branch"] == query.get("branch", r["head_branch"])
+                and (query.get("status") != "success" or r["conclusion"] == "success")]
+        per_page, page = min(100, int(query.get("per_page", 30))), int(query.get("page", 1))
+        return 200, {"total_count": len(runs), "workflow_runs": runs[(page - 1) * per_page: page * per_page]}, {}
+
+    def list_run_artifacts(self, repo, run_id, query, body):
+        if "artifacts" in self.state.deny:
+            return self._FORBIDDEN
+        artifacts = [a for a in self.state.artifacts.get(int(run_id), [])
+                     if "name" not in query or a["name"] == query["name"]]
+        return 200, {"total_count": len(artifacts), "artifacts": artifacts}, {}
+
+    def download_artifact(self, repo, artifact_id, query, body):
+        artifact_id = int(artifact_id)
+        if artifact_id in self.state.gone:
+            return _error(410, "Artifact has expired")
+        if artifact_id not in self.state.artifact_zips:
+            return _error(404, "Not Found")
+        host = f"http://{self.server.server_address[0]}:{self.server.server_address[1]}"
+        # Like GitHub: a redirect to a short-lived storage URL, with an empty body.
+        return 302, b"", {"Location": f"{host}/_storage/{artifact_id}.zip"}
+
+    def storage_blob(self, artifact_id, query, body):
+        return 200, self.state.artifact_zips[int(artifact_id)], {}
 
 
 class FakeGitHub:

@@ -57,7 +57,8 @@ from litmus.github.workflow import WorkflowCommands
 from litmus.results import RunResult
 from litmus.run.signals import StopOnSignals, exit_abandoning
 
-FAIL_ON = ("suite", "assertion", "never")
+FAIL_ON = ("suite", "assertion", "new", "never")
+BASELINE = ("", "artifact")
 ANNOTATIONS = ("changed", "all", "none")
 RESULTS_FILE = "results.json"
 # The judge key given as an input reaches the judge through this variable (config `api_key_env`).
@@ -82,6 +83,9 @@ class ActionInputs:
     judge_base_url: str
     judge_api_key: str
     fail_on: str
+    baseline: str
+    baseline_url: str
+    baseline_artifact: str
     comment: bool
     annotations: str
     check_run: bool
@@ -106,6 +110,9 @@ class ActionInputs:
             judge_base_url=read_input(environ, "judge-base-url"),
             judge_api_key=read_input(environ, "judge-api-key"),
             fail_on=read_choice_input(environ, "fail-on", FAIL_ON, "suite"),
+            baseline=read_choice_input(environ, "baseline", BASELINE, ""),
+            baseline_url=read_input(environ, "baseline-url"),
+            baseline_artifact=read_input(environ, "baseline-artifact", "litmus-results"),
             comment=read_bool_input(environ, "comment", True),
             annotations=read_choice_input(environ, "annotations", ANNOTATIONS, "changed"),
             check_run=read_bool_input(environ, "check-run", True),
@@ -309,17 +316,58 @@ class _Action:
         options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on, stop=self.stop,
                              abort=self.abort, judge_disabled=config.judge_disabled, run_vars=dict(inputs.run_vars))
         shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
-        with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
-            try:
+        try:
+            baseline = self._baseline_run(suites, options, judge, environ) if inputs.baseline_url else None
+            with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
                 result = run_suites(suites, options, judge=judge, environ=environ, on_event=self._progress,
                                     redactor=self._redactor())
-            finally:
-                if judge:
-                    judge.close(abandon=self.stop.is_set())
+        finally:
+            if judge:
+                judge.close(abandon=self.stop.is_set())
         result.run.repository = result.run.repository or self.ctx.repository or None
         result.run.server_url = result.run.server_url or self.ctx.server_url
         result.run.git_sha = result.run.git_sha or self.ctx.head_sha() or None
+        if inputs.baseline == "artifact" and baseline is None:
+            baseline = self._baseline_artifact()
+        if baseline is not None:
+            from litmus.compare import compare, headline
+
+            compare(baseline[0], result, source=baseline[1])
+            self.out.log(f"Litmus: compared with {baseline[1]}: {headline(result.baseline)}")
         return result
+
+    def _baseline_run(self, suites, options, judge, environ) -> tuple[RunResult, str]:
+        """The same suites against the `baseline-url` deployment, first, sharing the judge (and its cache)."""
+        import dataclasses
+
+        from litmus.results import write_results
+        from litmus.run.runner import run_suites
+
+        url = self.inputs.baseline_url
+        with self.out.group(f"Litmus: running the baseline against {url}"):
+            baseline = run_suites(suites, dataclasses.replace(options, base_url=url), judge=judge, environ=environ,
+                                  on_event=self._progress, redactor=self._redactor())
+        write_results(self.workspace / self.inputs.output_dir / "baseline.json", baseline)
+        return baseline, url
+
+    def _baseline_artifact(self) -> tuple[RunResult, str] | None:
+        """The base branch's last results (`baseline: artifact`), or None with a notice saying why."""
+        from litmus.github.artifacts import fetch_baseline, workflow_path
+
+        if self.pr is None:
+            self.out.log("Litmus: baseline: artifact applies to pull requests; this run has none to compare")
+            return None
+        if self.client is None:
+            self.out.notice("Litmus: no baseline: the GitHub API is not available (github-token, GITHUB_REPOSITORY)")
+            return None
+        found = fetch_baseline(self.client, self.ctx.repository, workflow=workflow_path(self.ctx.workflow_ref),
+                               branch=self.ctx.base_ref, artifact_name=self.inputs.baseline_artifact,
+                               save_to=self.workspace / self.inputs.output_dir / "baseline.json")
+        if found.result is None:
+            self.out.notice(f"Litmus: {found.notice}")
+            return None
+        self.out.log(f"Litmus: {found.notice}")
+        return found.result, found.source
 
     def _redactor(self):
         """The runner's redactor, also hiding the GitHub token (a probe may send `{{ env.GITHUB_TOKEN }}`)."""
@@ -471,7 +519,11 @@ class _Action:
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
                  else f"{len(result.suites)} suite(s) passed")
-        conclusion = "success" if result.verdict == "passed" else "failure"
+        conclusion = self._conclusion(result)
+        if result.baseline is not None:
+            from litmus.compare import headline
+
+            title = headline(result.baseline)
         if result.run.interrupted:
             title, conclusion = f"interrupted: {title} so far", "cancelled"
         try:
@@ -485,6 +537,15 @@ class _Action:
             return None
         self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
         return check.url
+
+    def _conclusion(self, result: RunResult) -> str:
+        """The check run's conclusion: the verdict, except under `fail-on: new`, where only what this PR made
+        worse fails (the check then agrees with the step's exit status)."""
+        if self.inputs.fail_on == "new":
+            from litmus.run.runner import failed_by
+
+            return "failure" if failed_by(result, "new") else "success"
+        return "success" if result.verdict == "passed" else "failure"
 
     def _annotate_in_log(self, selected: list[Annotation], paths: dict[str, Path]) -> None:
         shown, omitted = cap_per_level(selected)

@@ -41,7 +41,7 @@ import re
 import sys
 from pathlib import Path
 
-FAIL_ON = ("suite", "assertion", "never")
+FAIL_ON = ("suite", "assertion", "new", "never")
 DEFAULT_OUT = "litmus-report"
 
 
@@ -68,7 +68,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="run only flows with this name (repeatable)")
     parser.add_argument("--fail-on", choices=FAIL_ON, default="suite",
                         help="suite: exit 1 when a suite misses its pass_threshold (default); assertion: when any "
-                             "assertion did not pass or a step got no response; never: always exit 0")
+                             "assertion did not pass or a step got no response; new: when a finding is not already "
+                             "failing in the --baseline or a flow's pass rate regressed (without a baseline every "
+                             "finding counts as new); never: always exit 0")
+    parser.add_argument("--baseline", metavar="PATH|URL",
+                        help="compare with a baseline: a results.json, or a base deployment's URL (then the same "
+                             "suites also run against it first, sharing the judge cache); findings become new, "
+                             "unchanged or fixed (docs/baseline.md)")
     parser.add_argument("--shard", type=_shard, metavar="K/N",
                         help="run only the K-th of N balanced, stable slices of the flow runs (1 <= K <= N)")
     parser.add_argument("--timeout-ms", type=_positive_float, default=30_000, metavar="MS",
@@ -139,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
     if unset:
         return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
                       "(or set LITMUS_BASE_URL, or base_url in the suite)")
+    baseline = _baseline(args.baseline)
+    if isinstance(baseline, str):
+        return _usage(baseline)
     try:
         check_output_dir(args.out)  # before any request: a run that cannot be saved is not started
     except OutputError as exc:
@@ -153,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         judge = JudgeService.from_config(config.judge, environ)
     except JudgeConfigError as exc:
         return _usage(f"judge configuration: {exc}")
-    return _execute(args, suites, options, judge, formats, console)
+    return _execute(args, suites, options, judge, formats, console, baseline)
 
 
 def read_run_vars(args: argparse.Namespace) -> dict:
@@ -176,31 +185,71 @@ def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
     return every, per_suite
 
 
-def _execute(args, suites, options, judge, formats, console) -> int:
+def _baseline(given: str | None):
+    """None, the base deployment's URL, a loaded results document, or a usage error message."""
+    if not given:
+        return None
+    if re.match(r"(?i)https?://", given):
+        return Baseline(url=given)
+    from litmus.results import ResultsError, load_results
+
+    try:
+        return Baseline(result=load_results(given), source=given)
+    except ResultsError as exc:
+        return f"--baseline: {exc}"
+
+
+class Baseline:
+    """What --baseline named: a base deployment to run the same suites against, or a results.json."""
+
+    def __init__(self, *, url: str | None = None, result=None, source: str | None = None) -> None:
+        self.url, self.result, self.source = url, result, source or url
+
+
+def _execute(args, suites, options, judge, formats, console, baseline=None) -> int:
+    import contextlib
+    import dataclasses
     import gc
 
+    from litmus.results import write_results
     from litmus.run.redact import Redactor
     from litmus.run.runner import failed_by, run_suites
     from litmus.run.signals import StopOnSignals, exit_abandoning
 
+    out = Path(args.out)
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
     # re-scanning them at every full collection (0.1-0.16 s each at 1000 steps).
     gc.freeze()
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop, options.abort) as signals:
         try:
+            if baseline is not None and baseline.url:
+                # The base deployment first, with the same options and judge (so its cache is shared).
+                console.note(f"baseline: running the suites against {baseline.url}")
+                baseline.result = run_suites(suites, dataclasses.replace(options, base_url=baseline.url),
+                                             judge=judge, on_event=console.on_event,
+                                             redactor=Redactor(on_warning=console.warning))
+                # Kept beside results.json for the record; the comparison needs only the document.
+                with contextlib.suppress(OSError):
+                    write_results(out / "baseline.json", baseline.result)
+            # After a signal the runner starts nothing more: the head run comes back interrupted.
             result = run_suites(suites, options, judge=judge, on_event=console.on_event,
                                 redactor=Redactor(on_warning=console.warning))
         finally:
             if judge is not None:
                 judge.close(abandon=options.stop.is_set())
         gc.freeze()
-        out = Path(args.out)
+        if baseline is not None and baseline.result is not None:
+            from litmus.compare import compare, headline
+
+            compare(baseline.result, result, source=baseline.source)
         results_path = out / "results.json"
         problems = _write_outputs(result, results_path, formats)
         console.report(result, None if problems and not results_path.is_file() else str(results_path))
         for problem in problems:
             _usage(problem)
+        if result.baseline is not None:
+            console.note(f"compared with {baseline.source}: {headline(result.baseline)}")
     if signals.exit_code:
         return exit_abandoning(signals.exit_code)
     if problems:

@@ -77,15 +77,34 @@ class GitHubClient:
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
 
-    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None) -> requests.Response:
+    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+                stream: bool = False) -> requests.Response:
         url = path if path.startswith(("http://", "https://")) else f"{self.api_url}{path}"
         try:
-            response = self.session.request(method, url, json=json, params=params, timeout=self.timeout)
+            response = self.session.request(method, url, json=json, params=params, timeout=self.timeout,
+                                            stream=stream)
         except requests.RequestException as exc:
             raise GitHubAPIError(method, path, 0, f"no response ({type(exc).__name__})") from None
         if response.status_code >= 400:
             raise GitHubAPIError(method, path, response.status_code, _error_message(response))
         return response
+
+    def download(self, path: str, max_bytes: int) -> bytes:
+        """A binary resource, read up to `max_bytes`. An artifact's zip is a 302 to a short-lived storage
+        URL on another host, which requests follows without our Authorization header."""
+        response = self.request("GET", path, stream=True)
+        chunks, size = [], 0
+        try:
+            for chunk in response.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise GitHubAPIError("GET", path, response.status_code, f"larger than {max_bytes} bytes")
+                chunks.append(chunk)
+        except requests.RequestException as exc:
+            raise GitHubAPIError("GET", path, 0, f"download broke off ({type(exc).__name__})") from None
+        finally:
+            response.close()
+        return b"".join(chunks)
 
     def get(self, path: str, **params) -> Any:
         return self.request("GET", path, params=params or None).json()

@@ -108,6 +108,9 @@ class GitHubContext:
     output_path: Path | None = None
     summary_path: Path | None = None
     run_url: str | None = None
+    # The PR's base branch (GITHUB_BASE_REF) and this workflow's ref ('owner/repo/.github/workflows/x.yml@ref').
+    base_ref: str = ""
+    workflow_ref: str = ""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> GitHubContext:
@@ -130,6 +133,8 @@ class GitHubContext:
             output_path=Path(environ["GITHUB_OUTPUT"]) if environ.get("GITHUB_OUTPUT") else None,
             summary_path=Path(environ["GITHUB_STEP_SUMMARY"]) if environ.get("GITHUB_STEP_SUMMARY") else None,
             run_url=f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_id}" if run_id and repository else None,
+            base_ref=environ.get("GITHUB_BASE_REF", ""),
+            workflow_ref=environ.get("GITHUB_WORKFLOW_REF", ""),
         )
 
     def pull_request(self) -> PullRequest | None:

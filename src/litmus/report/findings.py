@@ -15,7 +15,6 @@ finding, so the identity (suite, flow, step, assertion, scenario) is unique per 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
 from collections import Counter
@@ -23,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from litmus import identity
 from litmus.results import (
     MASK,
     AssertionOutcome,
@@ -60,7 +60,7 @@ class Finding:
     outcome: AssertionOutcome | None  # None for transport errors and Intent Evaluations
     line: int
     column: int
-    identity: str  # "suite / flow / step / assertion / rule / scenario", never line numbers
+    key: str  # `litmus.identity.report_key`: never line numbers or messages
     order: tuple
     runs: list[int] = field(default_factory=list)
     total_runs: int = 0
@@ -75,7 +75,7 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
-        return hashlib.sha256(self.identity.encode("utf-8")).hexdigest()[:32]
+        return identity.fingerprint(self.key)
 
     @property
     def intent(self) -> IntentEvaluation:
@@ -84,6 +84,13 @@ class Finding:
     @property
     def scenario(self) -> str | None:
         return self.flow_run.scenario
+
+    @property
+    def baseline(self) -> str | None:
+        """"new", "unchanged" or "none" (`litmus.compare`), from the record the finding shows."""
+        if self.outcome is not None:
+            return self.outcome.baseline
+        return self.step.baseline if self.rule == TRANSPORT_ERROR else self.intent.baseline
 
     @property
     def label(self) -> str:
@@ -148,19 +155,6 @@ def reading_order(findings: list[Finding]) -> list[Finding]:
                                            SEVERITY[f.kind], f.order))
 
 
-def _assertion_keys(step: StepResult) -> list[str]:
-    """A stable key per assertion of a step: its name, else its type and ordinal among that type."""
-    seen: Counter[str] = Counter()
-    keys = []
-    for outcome in step.assertions:
-        if outcome.name:
-            keys.append(f"name={outcome.name}")
-        else:
-            keys.append(f"{outcome.type}#{seen[outcome.type]}")
-            seen[outcome.type] += 1
-    return keys
-
-
 def collect(result: RunResult) -> list[Finding]:
     """All findings, ordered suite › flow › step › assertion › scenario (the order of the probe file)."""
     findings: dict[str, Finding] = {}
@@ -179,14 +173,14 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         scenario_order.setdefault(flow_run.scenario, len(scenario_order))
         runs_per[flow_run.flow, flow_run.scenario] += 1
 
-    def add(rule, kind, flow_run, step, outcome, line, column, key, position):
-        step_name = step.name if step else ""
-        identity = " / ".join([suite.name, flow_run.flow, step_name, key, rule, flow_run.scenario or ""])
-        finding = findings.get(identity)
+    def add(rule, kind, flow_run, step, outcome, line, column, part, position):
+        key = identity.report_key(
+            identity.finding_key(suite.name, flow_run.flow, flow_run.scenario, step.name if step else "", part), rule)
+        finding = findings.get(key)
         if finding is None:
             order = (suite_index, flow_order[flow_run.flow], *position, scenario_order[flow_run.scenario])
-            finding = findings[identity] = Finding(
-                rule, kind, suite, flow_run, step, outcome, line, column, identity, order,
+            finding = findings[key] = Finding(
+                rule, kind, suite, flow_run, step, outcome, line, column, key, order,
                 total_runs=runs_per[flow_run.flow, flow_run.scenario],
             )
         elif LEVELS[kind] == "error" and finding.level != "error":
@@ -198,13 +192,13 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         intent = flow_run.intent_evaluation
         if intent.status in ("error", "needs_review") or (intent.status == "failed" and intent.method == "judge"):
             rule = NEEDS_REVIEW if intent.status == "needs_review" else INTENT_EVALUATION
-            add(rule, intent.status, flow_run, None, None, flow_run.line, 1, "intent", (-1, 0))
+            add(rule, intent.status, flow_run, None, None, flow_run.line, 1, identity.INTENT, (-1, 0))
         for step in flow_run.steps:
             step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order))
             if step.status == "error" and step.error:
-                add(TRANSPORT_ERROR, "transport_error", flow_run, step, None, step.line, 1, "transport",
+                add(TRANSPORT_ERROR, "transport_error", flow_run, step, None, step.line, 1, identity.TRANSPORT,
                     (step_index, -1))
-            for index, (outcome, key) in enumerate(zip(step.assertions, _assertion_keys(step), strict=True)):
+            for index, (outcome, key) in enumerate(zip(step.assertions, identity.assertion_keys(step), strict=True)):
                 if outcome.status in ("failed", "error", "needs_review"):
                     rule = NEEDS_REVIEW if outcome.status == "needs_review" else outcome.type
                     add(rule, outcome.status, flow_run, step, outcome, outcome.line, outcome.column, key,

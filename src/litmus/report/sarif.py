@@ -138,8 +138,8 @@ def _properties(finding: fd.Finding) -> dict:
     return {"litmus": data}
 
 
-def _result(finding: fd.Finding, rule_index: dict[str, int]) -> dict:
-    return {
+def _result(finding: fd.Finding, rule_index: dict[str, int], compared: bool) -> dict:
+    result = {
         "ruleId": finding.rule,
         "ruleIndex": rule_index[finding.rule],
         "level": finding.level,
@@ -153,6 +153,9 @@ def _result(finding: fd.Finding, rule_index: dict[str, int]) -> dict:
         "partialFingerprints": {"litmusFinding/v1": finding.fingerprint},
         "properties": _properties(finding),
     }
+    if compared and finding.baseline in ("new", "unchanged"):
+        result["baselineState"] = finding.baseline
+    return result
 
 
 def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> str:
@@ -182,7 +185,7 @@ def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> s
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root."}}},
         "columnKind": "utf16CodeUnits",
         "invocations": [invocation],
-        "results": [_result(finding, rule_index) for finding in kept],
+        "results": [_result(finding, rule_index, result.baseline is not None) for finding in kept],
         "properties": {"litmus": {"verdict": result.verdict, "findings": len(findings), "omittedResults": omitted}},
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from litmus import __version__
+from litmus.identity import stamp
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
 from litmus.results import (
@@ -42,7 +43,7 @@ from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
 
-FailOn = Literal["suite", "assertion", "never"]
+FailOn = Literal["suite", "assertion", "new", "never"]
 
 
 @dataclass
@@ -176,6 +177,8 @@ def run_suites(
         result.verdict = "failed"  # an incomplete run proves nothing
     # Last, once every verdict is decided; it masks free text only (see `litmus.run.redact`).
     redactor.redact_in_place(result)
+    # After masking, which must never touch an identity.
+    stamp(result)
     emit(RunEvent("finished", total=total, done=sum(len(s.flow_runs) for s in suite_results)))
     return result
 
@@ -275,6 +278,10 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
         return False
     if fail_on == "suite":
         return result.verdict == "failed"
+    if fail_on == "new":
+        from litmus.compare import has_new
+
+        return result.run.interrupted or has_new(result)
     return result.run.interrupted or any(
         step.status == "error" or any(o.status in NOT_PASSED or o.judge_skip in UNEVALUATED_REASONS
                                       for o in step.assertions)

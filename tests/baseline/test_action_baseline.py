@@ -1,0 +1,109 @@
+"""The action's `baseline: artifact` and `baseline-url` end to end: real targets, the fake GitHub (runs,
+artifacts, zip download), the check run's title and conclusion under `fail-on: new`."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from test_compare import SUITE, litmus, serve
+
+from litmus.commands.action import main
+from support.fake_github import parse_output_file
+from support.schema_instances import minimal
+from support.target import Target
+
+ROOT = Path(__file__).resolve().parents[1]
+OPERATIONS = json.loads((ROOT / "schemas" / "github-rest-subset.json").read_text("utf-8"))["operations"]
+EVENT = ROOT / "github" / "events" / "pull_request.json"
+REPO = "acme/shop"
+WORKFLOW = ".github/workflows/litmus.yml"
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = tmp_path / "ws"
+    (root / "probes").mkdir(parents=True)
+    (root / "probes" / "shop.yaml").write_text(SUITE.format(runs=1))
+    return root
+
+
+def publish_baseline(fake_github, workspace: Path, base_url: str) -> None:
+    """The base branch's workflow run, with its results.json uploaded as the `litmus-results` artifact."""
+    done = litmus("run", "--base-url", base_url, "--out", "base-run", cwd=workspace)
+    assert done.returncode in (0, 1), done.stderr
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        bundle.write(workspace / "base-run" / "results.json", "results.json")
+    runs = OPERATIONS["GET /repos/{owner}/{repo}/actions/runs"]["responses"]["200"]["schema"]
+    artifacts = OPERATIONS["GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"]["responses"]["200"]["schema"]
+    state = fake_github.state
+    state.workflow_runs = [minimal(runs["properties"]["workflow_runs"]["items"],
+                                   {"id": 6, "head_branch": "main", "path": WORKFLOW, "conclusion": "success"})]
+    state.artifacts = {6: [minimal(artifacts["properties"]["artifacts"]["items"],
+                                   {"id": 61, "name": "litmus-results", "expired": False})]}
+    state.artifact_zips = {61: buffer.getvalue()}
+
+
+def action(workspace: Path, gh_url: str, **inputs) -> tuple[int, str, dict]:
+    output = workspace.parent / "output"
+    output.write_text("")
+    environ = {
+        "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(EVENT), "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh_url, "GITHUB_OUTPUT": str(output),
+        "GITHUB_BASE_REF": "main", "GITHUB_WORKFLOW_REF": f"{REPO}/{WORKFLOW}@refs/pull/42/merge",
+        "GITHUB_SHA": "a" * 40, "INPUT_GITHUB-TOKEN": "ghs_t", "INPUT_COMMENT": "false",
+        **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
+    }
+    out = io.StringIO()
+    code = main(environ, out)
+    return code, out.getvalue(), parse_output_file(output.read_text())
+
+
+def check_run(fake_github) -> dict:
+    (run,) = fake_github.state.check_runs.values()
+    return run
+
+
+def test_artifact_baseline_fails_only_for_the_new_finding(workspace, fake_github):
+    with serve(Target(), status="shipped", total=12.5) as base, serve(Target(), status="shipped", total="1") as head:
+        publish_baseline(fake_github, workspace, base.base_url)
+        code, stdout, outputs = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+                                       fail_on="new")
+    assert code == 1, stdout
+    run = check_run(fake_github)
+    assert run["output"]["title"] == "1 new finding, 1 already failing, 0 fixed" and run["conclusion"] == "failure"
+    results = json.loads((workspace / outputs["results-path"]).read_text())
+    assert results["baseline"]["source"].startswith("artifact 'litmus-results' of run 6")
+    assert json.loads((workspace / "litmus-report" / "baseline.json").read_text())["suites"]
+
+
+def test_only_old_findings_pass_the_check(workspace, fake_github):
+    with serve(Target(), status="shipped") as base, serve(Target(), status="shipped") as head:
+        publish_baseline(fake_github, workspace, base.base_url)
+        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+                                 fail_on="new")
+    assert code == 0, stdout
+    run = check_run(fake_github)
+    assert run["output"]["title"] == "0 new findings, 1 already failing, 0 fixed" and run["conclusion"] == "success"
+
+
+def test_a_missing_artifact_is_a_notice_and_every_finding_counts_as_new(workspace, fake_github):
+    with serve(Target(), status="shipped") as head:
+        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+                                 fail_on="new")
+    assert code == 1
+    notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
+    assert len(notices) == 1 and "no baseline" in notices[0]
+
+
+def test_baseline_url_runs_the_suites_against_the_base_deployment_too(workspace, fake_github):
+    with serve(Target(), total=12.5) as base, serve(Target(), total="12.50") as head:
+        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline_url=base.base_url,
+                                 fail_on="new")
+        assert len(base.requests) == len(head.requests) == 2
+    assert code == 1
+    assert check_run(fake_github)["output"]["title"] == "1 new finding, 0 already failing, 0 fixed"
