@@ -83,3 +83,34 @@ def test_unreadable_baselines_are_usage_errors(tmp_path):
         done = litmus(*args, cwd=cwd)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
         assert not (cwd / "litmus-report").exists()  # refused before anything ran
+
+
+def test_reports_open_with_what_this_pr_changed(tmp_path):
+    """The comment, summary and HTML report lead with "New in this PR", then "Fixed", then a folded
+    "Already failing on the base branch"; the comment stays balanced Markdown as GitHub renders it."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    cwd = project(tmp_path)
+    # The base fails the status and the catalogue; the head fixes the catalogue, keeps the status bug,
+    # and adds a wrong type for the total.
+    with serve(Target(), status="shipped", total=12.5, prices=("1",)) as base, \
+            serve(Target(), status="shipped", total="12.50", prices=(1.0,)) as head:
+        done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, cwd=cwd)
+    assert done.returncode == 1, done.stderr
+    out = cwd / "litmus-report"
+    comment = (out / "comment.md").read_text("utf-8")
+    new, fixed, old = (comment.index(h) for h in ("## New in this PR (1 finding)", "## Fixed (1)",
+                                                  "<summary>Already failing on the base branch (1)</summary>"))
+    assert new < fixed < old
+    assert comment.index("$.total", new) < fixed  # the new finding is the total's
+    assert comment.index("$.status", old) > old  # the old one is folded
+    assert "1 new finding, 1 already failing, 1 fixed" in comment
+    html = cmarkgfm.github_flavored_markdown_to_html(comment, options=Options.CMARK_OPT_UNSAFE)
+    assert html.count("<details") == html.count("</details>")
+    summary = (out / "summary.md").read_text("utf-8")
+    assert summary.index("New in this PR") < summary.index("Already failing on the base branch")
+    report = (out / "report.html").read_text("utf-8")
+    section = report[report.index('<section id="baseline">'):report.index("</section>", report.index('id="baseline"'))]
+    assert section.index("New in this PR (1)") < section.index("Fixed (1)") < section.index(
+        "Already failing on the base branch (1)")

@@ -345,6 +345,13 @@ def context_text(finding: Finding) -> str:
 STREAMED_TEXT_CHARS = 200
 
 
+def rate_text(rate) -> str:
+    """A compared flow's pass rate with its 95% interval: '2/10 = 20% [5.67–50.98]'."""
+    if rate is None:
+        return "—"
+    return f"{rate.passed}/{rate.total} = {rate.rate:g}% [{rate.low:g}–{rate.high:g}]"
+
+
 def response_text(step: StepResult) -> str:
     if step.response is None:
         return f"no response ({step.error})" if step.error else "no response"

@@ -199,6 +199,7 @@ def render(result: RunResult, **options) -> str:
         plots.symbols(),
         _header(result, opts, findings, verdict),
         _suites(result, opts, findings),
+        _baseline(result, findings),
         _findings(result, opts, findings),
         _flows(result),
         _outcomes(result),
@@ -263,6 +264,42 @@ def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> 
             class_="suite-card",
         ))
     return tag("section", tag("h2", "Suites"), tag("div", *cards, class_="suites"), id="suites")
+
+
+# ---- what this PR changed (a baseline comparison) ----
+
+def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
+    """"New in this PR" (findings and regressed flows), "Fixed", then "Already failing on the base
+    branch", folded; each finding links to its full entry below."""
+    summary = result.baseline
+    if summary is None:
+        return Markup("")
+    from litmus.compare import headline
+
+    def entry(finding: fd.Finding) -> Markup:
+        return tag("li", tag("a", finding.where, href=f"#f-{finding.fingerprint}"), ": ",
+                   fd.clip(fd.summary_sentence(finding), 200))
+
+    new = [f for f in findings if f.baseline != "unchanged"]
+    unchanged = [f for f in findings if f.baseline == "unchanged"]
+    regressed = [flow for flow in summary.flows if flow.verdict == "regressed"]
+    parts = [tag("h2", "What this PR changed"), tag("p", f"Compared with {summary.source}: {headline(summary)}.")]
+    parts.append(tag("h3", f"New in this PR ({len(new)})"))
+    if regressed:
+        parts.append(_table(["Flow", "Pass rate here", "On the base branch", ""],
+                            [[f"{flow.suite} › {flow.flow}", fd.rate_text(flow.here), fd.rate_text(flow.baseline),
+                              "regressed: the 95% intervals do not overlap"] for flow in regressed]))
+    parts.append(tag("ul", *map(entry, new)) if new else tag("p", "No new findings.", class_="muted"))
+    if summary.fixed_findings:
+        parts.append(tag("h3", f"Fixed ({len(summary.fixed_findings)})"))
+        parts.append(tag("ul", *(tag("li", " › ".join(p for p in (item.suite, item.flow, item.step) if p),
+                                     f" [{item.scenario}]" if item.scenario else "", ": ", tag("code", item.label),
+                                     f" (was: {fd.clip(item.reason, 200)})")
+                                 for item in summary.fixed_findings)))
+    if unchanged:
+        parts.append(tag("details", tag("summary", f"Already failing on the base branch ({len(unchanged)})"),
+                         tag("ul", *map(entry, unchanged))))
+    return tag("section", *parts, id="baseline")
 
 
 # ---- findings ----
@@ -372,8 +409,11 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup
         body.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
     summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
                   fd.clip(fd.summary_sentence(finding), 300))
+    if finding.baseline in ("new", "unchanged"):
+        body.insert(0, tag("p", "New in this PR" if finding.baseline == "new" else "Already failing on the base branch",
+                           class_=f"baseline-{finding.baseline}"))
     return tag("details", summary, *body, class_="finding", data_status=chip, data_suite=finding.suite.name,
-               data_flow=finding.flow_run.flow, data_fingerprint=finding.fingerprint)
+               data_flow=finding.flow_run.flow, data_fingerprint=finding.fingerprint, id=f"f-{finding.fingerprint}")
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> Markup:

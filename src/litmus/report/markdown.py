@@ -58,29 +58,87 @@ def render(result: RunResult, **options) -> str:
     return document(result, Options(**options), COMMENT)
 
 
+@dataclass(frozen=True)
+class Section:
+    """A run of findings under one heading: `opening` before the first, `closing` after the last shown."""
+
+    title: str
+    findings: list[fd.Finding]
+    opening: str = ""
+    closing: str = ""
+
+
 def document(result: RunResult, options: Options, flavour: Flavour, extra: tuple[str, ...] = ()) -> str:
     """The header (and `extra` blocks after it), then whole findings while they fit the budget. A
-    finding too large to fit on its own is shown shortened rather than ending the list."""
+    finding too large to fit on its own is shown shortened rather than ending the list.
+
+    Compared with a baseline, the findings come in three sections: "New in this PR" (with the flows
+    whose pass rate regressed), "Fixed", then "Already failing on the base branch", folded."""
     findings = fd.reading_order(fd.collect(result))
     head = "\n\n".join([*_head(result, options, findings, flavour), *extra]) + "\n"
     parts = [head]
     used = flavour.measure(head)
-    footer_room = flavour.measure(_footer(len(findings), options))
+    sections = _sections(result, findings)
+    footer_room = flavour.measure(_footer(len(findings), options)) + sum(
+        flavour.measure(section.closing) for section in sections)
     shown = 0
-    for finding, heading in _headed(findings):
-        block = heading + _finding(result, options, finding, flavour)
-        if flavour.measure(block) > flavour.finding_share:
-            block = heading + _finding(result, options, finding, flavour.compact(), cut=True)
-        if used + flavour.measure(block) + footer_room > flavour.budget:
-            block = heading + _finding(result, options, finding, flavour, shortened=True)
+    for section in sections:
+        opening = section.opening or (f"\n## {section.title} ({len(section.findings)})\n" if section.findings else "")
+        if used + flavour.measure(opening) + footer_room > flavour.budget:
+            break
+        parts.append(opening)
+        used += flavour.measure(opening)
+        complete = True
+        for finding, heading in _headed(section.findings):
+            block = heading + _finding(result, options, finding, flavour)
+            if flavour.measure(block) > flavour.finding_share:
+                block = heading + _finding(result, options, finding, flavour.compact(), cut=True)
             if used + flavour.measure(block) + footer_room > flavour.budget:
-                break
-        parts.append(block)
-        used += flavour.measure(block)
-        shown += 1
+                block = heading + _finding(result, options, finding, flavour, shortened=True)
+                if used + flavour.measure(block) + footer_room > flavour.budget:
+                    complete = False
+                    break
+            parts.append(block)
+            used += flavour.measure(block)
+            shown += 1
+        parts.append(section.closing)
+        if not complete:
+            break
     if shown < len(findings):
         parts.append(_footer(len(findings) - shown, options))
     return "".join(parts)
+
+
+def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
+    summary = result.baseline
+    if summary is None:
+        return [Section("Findings", findings)]
+    new = [f for f in findings if f.baseline != "unchanged"]
+    unchanged = [f for f in findings if f.baseline == "unchanged"]
+    regressed = [flow for flow in summary.flows if flow.verdict == "regressed"]
+    opening = f"\n## New in this PR ({len(new)} finding{'s' * (len(new) != 1)}"
+    opening += f", {len(regressed)} regressed flow{'s' * (len(regressed) != 1)})\n" if regressed else ")\n"
+    if regressed:
+        rows = ["", "| Flow | Pass rate here | On the base branch | |", "|---|---|---|---|"]
+        rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | {fd.rate_text(flow.baseline)} | "
+                 "regressed: the 95% intervals do not overlap |" for flow in regressed]
+        opening += "\n".join(rows) + "\n"
+    if not new and not regressed:
+        opening += "\nNothing: every finding below was failing on the base branch already.\n"
+    fixed = ""
+    if summary.fixed_findings:
+        lines = [f"\n## Fixed ({len(summary.fixed_findings)})\n", "Failing on the base branch, holding here:", ""]
+        lines += [f"- ✅ {prose(' › '.join(p for p in (item.suite, item.flow, item.step) if p))}"
+                  f"{f' [{prose(item.scenario)}]' if item.scenario else ''}: {code(item.label)} "
+                  f"(was: {prose(fd.clip(item.reason, 160))})" for item in summary.fixed_findings]
+        fixed = "\n".join(lines) + "\n"
+    sections = [Section("New in this PR", new, opening=opening), Section("Fixed", [], opening=fixed)]
+    if unchanged:
+        sections.append(Section(
+            "Already failing on the base branch", unchanged,
+            opening=f"\n<details><summary>Already failing on the base branch ({len(unchanged)})</summary>\n",
+            closing="\n</details>\n"))
+    return sections
 
 
 def _footer(remaining: int, options: Options) -> str:
@@ -113,6 +171,11 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     if result.run.shard:
         facts.append(f"shard {result.run.shard}")
     lines = [" · ".join(facts)]
+    if result.baseline is not None:
+        from litmus.compare import headline
+
+        lines.append(f"**Compared with the base branch** ({code(fd.clip(result.baseline.source, 120))}): "
+                     f"{headline(result.baseline)}.")
     if result.run.interrupted:
         lines.append("⚠️ **The run was interrupted**: results are incomplete.")
     yield "\n\n".join(lines)
@@ -155,10 +218,10 @@ def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding]
 # ---- findings ----
 
 def _headed(findings: list[fd.Finding]) -> Iterator[tuple[fd.Finding, str]]:
-    """Each finding with the section/group heading it opens (empty when it opens none)."""
+    """Each finding with the group heading it opens (empty when it opens none)."""
     group = None
-    for index, finding in enumerate(findings):
-        heading = f"\n## Findings ({len(findings)})\n" if index == 0 else ""
+    for finding in findings:
+        heading = ""
         if finding.where != group:
             group = finding.where
             heading += f"\n### {prose(group)}\n"
