@@ -120,8 +120,8 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
     opening += f", {len(regressed)} regressed flow{'s' * (len(regressed) != 1)})\n" if regressed else ")\n"
     if regressed:
         rows = ["", "| Flow | Pass rate here | On the base branch | |", "|---|---|---|---|"]
-        rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | {fd.rate_text(flow.baseline)} | "
-                 "regressed: the 95% intervals do not overlap |" for flow in regressed]
+        rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | "
+                 f"{fd.rate_text(flow.baseline)} | regressed: the 95% intervals do not overlap |" for flow in regressed]
         opening += "\n".join(rows) + "\n"
     if not new and not regressed:
         opening += "\nNothing: every finding below was failing on the base branch already.\n"
