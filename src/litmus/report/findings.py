@@ -188,21 +188,37 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
             finding.kind, finding.flow_run, finding.step, finding.outcome = kind, flow_run, step, outcome
         finding.runs.append(flow_run.run_index)
 
+    def add_step(flow_run: FlowRunResult, step: StepResult, *, teardown: bool = False) -> None:
+        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order))
+        if step.status == "error" and step.error:
+            # The contract: a teardown's outcomes never change the verdict, but its error is a warning.
+            kind = "error" if teardown else "transport_error"
+            add(TRANSPORT_ERROR, kind, flow_run, step, None, step.line, 1, identity.TRANSPORT, (step_index, -1))
+        for index, (outcome, key) in enumerate(zip(step.assertions, identity.assertion_keys(step), strict=True)):
+            if outcome.status in (("error",) if teardown else ("failed", "error", "needs_review")):
+                rule = NEEDS_REVIEW if outcome.status == "needs_review" else outcome.type
+                add(rule, outcome.status, flow_run, step, outcome, outcome.line, outcome.column, key,
+                    (step_index, index))
+
     for flow_run in suite.flow_runs:
         intent = flow_run.intent_evaluation
         if intent.status in ("error", "needs_review") or (intent.status == "failed" and intent.method == "judge"):
             rule = NEEDS_REVIEW if intent.status == "needs_review" else INTENT_EVALUATION
             add(rule, intent.status, flow_run, None, None, flow_run.line, 1, identity.INTENT, (-1, 0))
         for step in flow_run.steps:
-            step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order))
-            if step.status == "error" and step.error:
-                add(TRANSPORT_ERROR, "transport_error", flow_run, step, None, step.line, 1, identity.TRANSPORT,
-                    (step_index, -1))
-            for index, (outcome, key) in enumerate(zip(step.assertions, identity.assertion_keys(step), strict=True)):
-                if outcome.status in ("failed", "error", "needs_review"):
-                    rule = NEEDS_REVIEW if outcome.status == "needs_review" else outcome.type
-                    add(rule, outcome.status, flow_run, step, outcome, outcome.line, outcome.column, key,
-                        (step_index, index))
+            add_step(flow_run, step)
+
+    # The suite's setup and teardown read like flows of their own, named so (setup first, teardown last).
+    for phase, steps in (("setup", suite.setup), ("teardown", suite.teardown)):
+        if not steps:
+            continue
+        phase_run = FlowRunResult(flow=phase, line=steps[0].line, run_index=0, steps=steps,
+                                  intent_evaluation=IntentEvaluation("passed", "deterministic", phase))
+        flow_order[phase] = -1 if phase == "setup" else len(flow_order)
+        scenario_order.setdefault(None, len(scenario_order))
+        runs_per[phase, None] = 1
+        for step in steps:
+            add_step(phase_run, step, teardown=phase == "teardown")
 
 
 @dataclass(frozen=True)
