@@ -37,8 +37,8 @@ SUITE = textwrap.dedent("""\
 def run(tmp_path, target, closed: int):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "life.yaml").write_text(SUITE.replace("{closed}", str(closed)))
-    done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     out = tmp_path / "litmus-report"
     sarif = json.loads((out / "litmus.sarif").read_text("utf-8"))["runs"][0]["results"]
     return done, sarif, (out / "comment.md").read_text("utf-8")
