@@ -503,8 +503,8 @@ def format_path_after(path: str, key: str) -> str:
 def _flows(result: RunResult) -> Markup:
     sections = []
     for suite in result.suites:
-        for flow in dict.fromkeys(run.flow for run in suite.flow_runs):
-            figures = [plots.status_grid(suite, flow), plots.latency_plot(suite, flow), plots.judge_plot(suite, flow)]
+        for flow, runs in plots.runs_by_flow(suite).items():
+            figures = [plots.status_grid(runs, flow), plots.latency_plot(runs, flow), plots.judge_plot(runs, flow)]
             sections.append(tag("div", tag("h3", f"{suite.name} › {flow}"), *(f for f in figures if f)))
     if not sections:
         return Markup("")

@@ -9,7 +9,6 @@ caption. Plots scale with the page (viewBox, width 100%), so they fit a 375 px s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from litmus.report.markup import Markup, esc, join, tag
 from litmus.results import FlowRunResult, SuiteResult, run_label, runs_per_flow
@@ -83,9 +82,12 @@ def pass_rate_bar(suite: SuiteResult) -> Markup:
     )
 
 
-def status_grid(suite: SuiteResult, flow: str) -> Markup:
+# A flow's runs, each with the name people read ("delayed-order, run 2 of 3"): see `runs_by_flow`.
+NamedRuns = list[tuple[FlowRunResult, str]]
+
+
+def status_grid(runs: NamedRuns, flow: str) -> Markup:
     """Rows are flow runs, columns the flow's steps; each cell the step's status as a shape."""
-    runs = list(_runs_of(suite, flow))
     steps: list[str] = []
     for run, _ in runs:
         steps += [step.name for step in run.steps if step.name not in steps]
@@ -115,12 +117,14 @@ def status_grid(suite: SuiteResult, flow: str) -> Markup:
     return tag("figure", svg, tag("figcaption", caption, ". Steps: ", steps_text, ". ", legend))
 
 
-def _runs_of(suite: SuiteResult, flow: str) -> Iterator[tuple[FlowRunResult, str]]:
-    """The flow's runs, each with the name people read ("delayed-order, run 2 of 3")."""
+def runs_by_flow(suite: SuiteResult) -> dict[str, NamedRuns]:
+    """Each flow's named runs, in one pass over the suite (a suite of a thousand flows is drawn a
+    thousand times: looking its runs up per flow made the report quadratic)."""
     totals = runs_per_flow(suite)
+    flows: dict[str, NamedRuns] = {}
     for run in suite.flow_runs:
-        if run.flow == flow:
-            yield run, _run_name(run, totals[run.flow, run.scenario])
+        flows.setdefault(run.flow, []).append((run, _run_name(run, totals[run.flow, run.scenario])))
+    return flows
 
 
 def _clip(text: str, limit: int) -> str:
@@ -169,10 +173,10 @@ def _strips(rows: list[tuple[str, list[tuple[float, str, str]], float | None]], 
     return _svg(label_width + plot_width + 10, axis_y + 4, label, *parts)
 
 
-def latency_plot(suite: SuiteResult, flow: str) -> Markup | None:
+def latency_plot(runs: NamedRuns, flow: str) -> Markup | None:
     """Response time of each step across the flow's runs, with the `response_time` limit drawn."""
     rows: dict[str, tuple[list, list]] = {}
-    for run, run_name in _runs_of(suite, flow):
+    for run, run_name in runs:
         for step in run.steps:
             if step.response is None:
                 continue
@@ -191,10 +195,10 @@ def latency_plot(suite: SuiteResult, flow: str) -> Markup | None:
                                                    "step's response_time limit."))
 
 
-def judge_plot(suite: SuiteResult, flow: str) -> Markup | None:
+def judge_plot(runs: NamedRuns, flow: str) -> Markup | None:
     """Judge scores per judged assertion (and the Intent Evaluation) across runs, against thresholds."""
     rows: dict[str, tuple[list, list]] = {}
-    for run, where in _runs_of(suite, flow):
+    for run, where in runs:
         scored = [("Intent Evaluation", run.intent_evaluation)] if run.intent_evaluation.method == "judge" else []
         scored += [(f"{step.name} › {o.name or o.type}", o) for step in run.steps for o in step.assertions
                    if o.judge is not None]
