@@ -132,9 +132,10 @@ class StreamTarget:
         h.send_header("Cache-Control", "no-cache")
         if script.framing == "chunked":
             h.send_header("Transfer-Encoding", "chunked")
-        else:
-            h.send_header("Connection", "close")
-            h.close_connection = True
+        # It closes the connection after every reply, so it says so (HTTP/1.1): a client must not send
+        # the next request on it. Without the header, a POST raced the close (a POST is never resent).
+        h.send_header("Connection", "close")
+        h.close_connection = True
         h.end_headers()
         h.wfile.flush()
         chunks = script.chunks() if callable(script.chunks) else script.chunks
