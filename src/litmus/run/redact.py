@@ -15,7 +15,7 @@ outputs are rendered from those masked results.
 Every form a secret takes on the way out is masked (`encodings`): raw, decoded and split as a raw
 URL delivers it, percent-encoded (either hex case, `/` kept or not, as requests and urllib3 quote a
 URL), `+` form, base64 and base64url (also inside a longer base64 text, as in `Basic` credentials),
-JSON-escaped (`\\/`, `\\uXXXX` in either case, HTML-safe `\\u003c`, and escaped twice), `repr` and
+JSON-escaped (`\\/`, `\\u00e9` escapes in either case, HTML-safe `\\u003c`, and escaped twice), `repr` and
 HTML-escaped; one Aho-Corasick automaton finds them all in one pass. Text cut before masking (an
 80-character preview, a 60-byte body description, a 4 KiB excerpt) can end in the start of a
 secret: `redact` masks a fragment of at least `MIN_FRAGMENT` characters that a secret form starts
