@@ -98,11 +98,19 @@ class Checked:
         return self.status in FINDING_STATUSES
 
 
+def phase_runs(suite: SuiteResult) -> list[FlowRunResult]:
+    """The suite's setup and teardown, each read as a flow run of its own named `setup` / `teardown`
+    (so their steps have identities and findings like any flow's)."""
+    return [FlowRunResult(flow=phase, line=steps[0].line, run_index=0, steps=steps,
+                          intent_evaluation=IntentEvaluation("passed", "deterministic", phase))
+            for phase, steps in (("setup", suite.setup), ("teardown", suite.teardown)) if steps]
+
+
 def checked(result: RunResult) -> Iterator[Checked]:
     """Everything the run checked, in document order. A failed *deterministic* Intent Evaluation only
     restates its run's failed assertions, so only a judge's Intent Evaluation is a thing of its own."""
     for suite in result.suites:
-        for flow_run in suite.flow_runs:
+        for flow_run in [*suite.flow_runs, *phase_runs(suite)]:
             intent = flow_run.intent_evaluation
             if intent.method == "judge" or intent.status in ("error", "needs_review"):
                 key = finding_key(suite.name, flow_run.flow, flow_run.scenario, "", INTENT)

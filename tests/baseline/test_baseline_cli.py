@@ -114,3 +114,26 @@ def test_reports_open_with_what_this_pr_changed(tmp_path):
     section = report[report.index('<section id="baseline">'):report.index("</section>", report.index('id="baseline"'))]
     assert section.index("New in this PR (1)") < section.index("Fixed (1)") < section.index(
         "Already failing on the base branch (1)")
+
+
+def test_a_setup_failing_on_both_sides_is_already_failing_not_new(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "life.yaml").write_text("""\
+version: 1
+suite: Life
+setup:
+  - name: log in
+    request: {method: POST, url: /login}
+    assertions: [{type: status_code, expected: 200}]
+flows:
+  - name: f
+    steps: [{name: s, request: {url: /order}}]
+""")
+    with Target() as base, Target() as head:
+        for target in (base, head):
+            target.json("/login", {"error": "down"}, status=500)
+        done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = load_results(tmp_path / "litmus-report" / "results.json")
+    (step,) = result.suites[0].setup
+    assert step.assertions[0].baseline == "unchanged" and result.baseline.new == 0

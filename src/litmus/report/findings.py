@@ -209,16 +209,12 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
             add_step(flow_run, step)
 
     # The suite's setup and teardown read like flows of their own, named so (setup first, teardown last).
-    for phase, steps in (("setup", suite.setup), ("teardown", suite.teardown)):
-        if not steps:
-            continue
-        phase_run = FlowRunResult(flow=phase, line=steps[0].line, run_index=0, steps=steps,
-                                  intent_evaluation=IntentEvaluation("passed", "deterministic", phase))
-        flow_order[phase] = -1 if phase == "setup" else len(flow_order)
+    for phase_run in identity.phase_runs(suite):
+        flow_order[phase_run.flow] = -1 if phase_run.flow == "setup" else len(flow_order)
         scenario_order.setdefault(None, len(scenario_order))
-        runs_per[phase, None] = 1
-        for step in steps:
-            add_step(phase_run, step, teardown=phase == "teardown")
+        runs_per[phase_run.flow, None] = 1
+        for step in phase_run.steps:
+            add_step(phase_run, step, teardown=phase_run.flow == "teardown")
 
 
 @dataclass(frozen=True)
