@@ -41,6 +41,7 @@ from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
+from litmus.trust import Trust
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
@@ -92,6 +93,8 @@ class RunEnvironment:
     suite_base_urls: Mapping[str, str] = field(default_factory=dict)
     # When set, no request waits longer than this (teardown after an interruption).
     timeout_cap_ms: float | None = None
+    # The run's one trust decision (litmus.trust): what the untrusted policy allows.
+    trust: Trust = field(default_factory=Trust.local)
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:

@@ -42,6 +42,7 @@ from litmus.run.redact import Redactor
 from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
+from litmus.trust import Trust
 
 FailOn = Literal["suite", "assertion", "new", "never"]
 
@@ -72,6 +73,8 @@ class RunOptions:
     suite_base_urls: Mapping[str, str] = field(default_factory=dict)
     # Set with `stop` to abandon the flow runs in progress at once (a second SIGINT).
     abort: threading.Event = field(default_factory=threading.Event)
+    # The run's one trust decision (litmus.trust): what the untrusted policy allows.
+    trust: Trust = field(default_factory=Trust.local)
 
 
 @dataclass
@@ -158,7 +161,7 @@ def run_suites(
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
-                         suite_base_urls=options.suite_base_urls)
+                         suite_base_urls=options.suite_base_urls, trust=options.trust)
     try:
         results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
