@@ -270,6 +270,13 @@ class RunInfo:
     # "owner/name" and e.g. "https://github.com", when known: reports link probe lines with them.
     repository: str | None = None
     server_url: str | None = None
+    # The run's one trust decision (litmus.trust) and why; None in older documents.
+    trusted: bool | None = None
+    trust_reason: str | None = None
+    # Probe, config, cassette and decision files the pull request changed ("This pull request changes its
+    # own checks"), and what the untrusted policy did about its content (e.g. its litmus.yaml not applied).
+    changed_checks: list[str] = field(default_factory=list)
+    trust_notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from litmus.trust import Trust
+
 if TYPE_CHECKING:
     from litmus.model import Assertion, Scenario, Suite
     from litmus.results import AssertionOutcome
@@ -93,6 +95,8 @@ class EvalContext:
     # time.perf_counter() by which the step's evaluation must end (its timeout, counted from the
     # response): bounds regex searches and `python` assertions. None: unbounded.
     deadline: float | None = None
+    # The run's trust decision: an untrusted run does not execute the PR's python checks.
+    trust: Trust = field(default_factory=Trust.local)
 
 
 Evaluator = Callable[["Assertion", EvalContext], "AssertionOutcome"]

@@ -12,6 +12,10 @@ The function is called as `name(response, context, **args)` and returns:
 Anything else is an `error`, and so is an exception (its last line, at its file and line) and a call
 that does not return within the step's deadline (the call keeps its thread, which Python cannot
 stop, but its result is ignored).
+
+In an untrusted run (litmus.trust: a pull request's own code, e.g. from a fork) the file is not
+loaded at all: the check is a critical `error` naming `allow-fork-code`, so its flow run fails
+whatever the Intent Evaluation says: a check that never ran cannot pass.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.trust import FORK_CODE_INPUT
 
 SPEC = AssertionSpec(
     type="python",
@@ -72,6 +77,12 @@ def evaluate(assertion, ctx):
 
     relative, name = split(assertion.params["function"])
     file = _display(ctx.suite, relative)
+    if not ctx.trust.runs_pr_code:
+        refused = errored(assertion, f"{file}: {name}() was not run: {ctx.trust.reason}; python checks from an "
+                                     f"untrusted commit run only with the action input {FORK_CODE_INPUT}: true "
+                                     "(docs/security.md)", file)
+        refused.critical = True
+        return refused
     try:
         function, line = load(ctx.suite.abs_path.parent / relative, name)
     except (OSError, SyntaxError, LookupError) as exc:

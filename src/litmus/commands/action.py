@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import threading
 from collections.abc import Mapping
@@ -42,7 +43,7 @@ from pathlib import Path, PurePath
 from typing import TextIO
 
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
-from litmus.github.changes import git_changed_files, pull_request_files, suites_touched
+from litmus.github.changes import changed_checks, git_changed_files, pull_request_files, suites_touched
 from litmus.github.context import (
     GitHubContext,
     InputError,
@@ -56,6 +57,7 @@ from litmus.github.findings import Annotation, annotations, cap_per_level, selec
 from litmus.github.workflow import WorkflowCommands
 from litmus.results import RunResult
 from litmus.run.signals import StopOnSignals, exit_abandoning
+from litmus.trust import Trust
 
 FAIL_ON = ("suite", "assertion", "new", "never")
 BASELINE = ("", "artifact")
@@ -98,6 +100,11 @@ class ActionInputs:
     github_token: str
     # `vars:`, one NAME=VALUE a line: {{ vars.NAME }}.
     run_vars: tuple[tuple[str, str], ...] = ()
+    # The trust policy's inputs (docs/security.md).
+    allow_fork_code: bool = False
+    env_allow: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    deployment_hosts: tuple[str, ...] = ()
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -124,7 +131,28 @@ class ActionInputs:
             wait_timeout=_seconds(read_input(environ, "wait-timeout", "300")),
             github_token=read_input(environ, "github-token"),
             run_vars=_run_vars(read_input(environ, "vars")),
+            allow_fork_code=read_bool_input(environ, "allow-fork-code", False),
+            env_allow=_names(read_input(environ, "env-allow")),
+            allowed_origins=_origins(read_input(environ, "allowed-origins")),
+            deployment_hosts=_names(read_input(environ, "deployment-hosts")),
         )
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A list input: names separated by spaces, commas or newlines."""
+    return tuple(dict.fromkeys(re.split(r"[\s,]+", text.strip()))) if text.strip() else ()
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    from litmus.trust import origin
+
+    found = []
+    for given in _names(text):
+        normal = origin(given)
+        if normal is None:
+            raise InputError(f"input 'allowed-origins': {given!r} is not an http(s) origin such as https://api.example.com")
+        found.append(normal)
+    return tuple(found)
 
 
 def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
@@ -198,14 +226,15 @@ class _Action:
         self.pr = self.ctx.pull_request() or self._deployed_pull_request()
         self._changed: set[str] | None = None
         self._changed_known = False
+        self.trust = self._decide_trust()
 
     # ---- 1-3: the result
 
     def run(self) -> int:
-        result = self._merge_shards() if self.inputs.merge else self._run_suites()
-        if result is None:
+        written = self._merge_shards() if self.inputs.merge else self._run_suites()
+        if written is None:
             return 2
-        paths = self._write_reports(result)
+        result, paths = written
         if self.stop.is_set():
             self.out.warning("Litmus: the job is being cancelled; the results so far are written, marked interrupted")
             if self.client:
@@ -224,6 +253,52 @@ class _Action:
         self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
                      f"{'failing' if failed else 'passing'} the step")
         return 1 if failed else 0
+
+    def _decide_trust(self) -> Trust:
+        """The run's one trust decision, for the commit checked out in the workspace, logged with its reason."""
+        from litmus.github.trust_decision import decide_trust
+        from litmus.trust import FORK_CODE_INPUT, origin
+
+        inputs = self.inputs
+        trusted, reason = decide_trust(self.ctx, self.client, self.workspace, inputs.probes)
+        self.deployment_url = self._deployment_url(trusted or inputs.allow_fork_code)
+        origins = {origin(url) for url in (inputs.base_url, self.deployment_url) if url}
+        changed = self.changed_files()
+        trust = Trust(trusted, reason, env_allow=frozenset(inputs.env_allow),
+                      allowed_origins=frozenset(o for o in (*origins, *inputs.allowed_origins) if o),
+                      changed_files=None if changed is None else frozenset(changed),
+                      fork_code_allowed=inputs.allow_fork_code and not trusted,
+                      base_sha=self.pr.base_sha if self.pr else None)
+        if trusted:
+            self.out.log(f"Litmus: trusted: {reason}")
+        elif trust.fork_code_allowed:
+            self.out.warning(f"Litmus: untrusted commit ({reason}), run as trusted because {FORK_CODE_INPUT} is true: "
+                             "its python checks, litmus.yaml and env names run with this job's token and secrets")
+        else:
+            self.out.notice(f"Litmus: untrusted: {reason}. Its python checks do not run, litmus.yaml is read from the "
+                            "base commit, env./secrets. resolve only names in env-allow, and requests go only to "
+                            "base-url, the deployment URL and allowed-origins (docs/security.md)")
+        return trust
+
+    def _deployment_url(self, trusted: bool) -> str | None:
+        """The deployment_status event's URL, when the run uses it (no `base-url` input): data a fork's pull
+        request may have shaped, so its host must match `deployment-hosts`; unset, only trusted runs use it."""
+        import fnmatch
+        from urllib.parse import urlsplit
+
+        url = None if self.inputs.base_url else self.ctx.deployment_url()
+        if not url:
+            return None
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+        patterns = self.inputs.deployment_hosts
+        if patterns and not any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns):
+            raise ActionFailure(f"the deployment URL's host {host!r} matches no pattern of the input "
+                                f"'deployment-hosts' ({', '.join(patterns)}): not probing it")
+        if not patterns and not trusted:
+            raise ActionFailure(f"the deployment URL's host {host!r} comes from an event an untrusted pull request "
+                                "may have shaped: set the input 'deployment-hosts' (e.g. '*.vercel.app') to the "
+                                "hosts your deployments use")
+        return url
 
     def _deployed_pull_request(self) -> PullRequest | None:
         """On deployment_status: the open PR whose head is the deployed commit, asked of the REST API."""
@@ -262,97 +337,52 @@ class _Action:
                              "check out with fetch-depth: 2); annotating every finding")
         return self._changed
 
-    def _run_suites(self) -> RunResult | None:
-        from litmus.config import resolve_config
-        from litmus.errors import ProbeError
-        from litmus.judges.service import JudgeConfigError, JudgeService
-        from litmus.load import load_suites
-        from litmus.results import OutputError, check_output_dir
-        from litmus.run.runner import RunOptions, run_suites, secret_values
+    def _run_suites(self) -> tuple[RunResult, dict[str, Path]] | None:
+        from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
+        from litmus.run.runner import RunOptions
 
         inputs = self.inputs
         environ = self.environ
         if inputs.judge_api_key:
             environ[JUDGE_KEY_VARIABLE] = inputs.judge_api_key
-        try:
-            loaded = load_suites([self.workspace / p for p in inputs.probes], root=self.workspace,
-                                 environ=environ, strict_env=True, run_vars=dict(inputs.run_vars))
-        except ProbeError as exc:
-            self._report_diagnostics(exc.diagnostics)
-            return None
-        suites = loaded.suites
-        # Before any output that could echo them (the runner redacts them from every report too).
-        self.out.mask(secret_values(suites, environ))
-        self._report_diagnostics(loaded.warnings)
-
-        base_url = inputs.base_url or self.ctx.deployment_url()
+        base_url = inputs.base_url or self.deployment_url
         state = self.ctx.deployment_state()
         if state and state != "success":
             self.out.warning(f"Litmus: deployment_status is {state!r}, not 'success': the deployment may not be "
                              "live (add `if: github.event.deployment_status.state == 'success'` to the job)")
-        if not base_url and any(not s.base_url for s in suites):
-            raise ActionFailure("input 'base-url' is required: this event gives no deployment URL and not every "
-                                "suite sets base_url")
-        if inputs.changed_only:
-            suites = self._changed_suites(suites)
-
-        try:
-            config = resolve_config(self._config_args(), environ, self.workspace)
-        except ProbeError as exc:
-            self._report_diagnostics(exc.diagnostics)
-            return None
-        if config.judge:
-            self.out.mask(environ.get(t.api_key_env or "") for t in self._tiers(config.judge))
-        try:
-            check_output_dir(self.workspace / inputs.output_dir)  # before any request
-        except OutputError as exc:
-            raise ActionFailure(f"output-dir: {exc}") from None
-        if inputs.wait_for and not self.stop.is_set():
-            self._wait(base_url)
-        try:
-            judge = JudgeService.from_config(config.judge, environ)
-        except JudgeConfigError as exc:
-            raise ActionFailure(f"judge: {exc}") from None
         options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on, stop=self.stop,
-                             abort=self.abort, judge_disabled=config.judge_disabled, run_vars=dict(inputs.run_vars))
-        shard = f", shard {inputs.shard[0]}/{inputs.shard[1]}" if inputs.shard else ""
+                             abort=self.abort, run_vars=dict(inputs.run_vars), trust=self.trust)
+        links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
+                 "sha": self.ctx.head_sha() or None}
+        request = RunRequest(
+            paths=[self.workspace / p for p in inputs.probes], root=self.workspace,
+            out_dir=self.workspace / inputs.output_dir, options=options, config_args=self._config_args(),
+            environ=environ, baseline=Baseline(url=inputs.baseline_url) if inputs.baseline_url else None,
+            out_dir_setting="output-dir",
+            base_url_hint="set the input 'base-url' (this event gives no deployment URL), or base_url in the suite",
+            extra_secrets=token_forms(inputs.github_token), report_links=links,
+            select=self._changed_suites if inputs.changed_only else None,
+            before_requests=self._wait if inputs.wait_for else None,
+            late_baseline=self._baseline_artifact if inputs.baseline == "artifact" else None,
+        )
+        channel = _ActionChannel(self)
         try:
-            baseline = self._baseline_run(suites, options, judge, environ) if inputs.baseline_url else None
-            with self.out.group(f"Litmus: running {len(suites)} suite(s){shard}"):
-                result = run_suites(suites, options, judge=judge, environ=environ, on_event=self._progress,
-                                    redactor=self._redactor())
-        finally:
-            if judge:
-                judge.close(abandon=self.stop.is_set())
-        result.run.repository = result.run.repository or self.ctx.repository or None
-        result.run.server_url = result.run.server_url or self.ctx.server_url
-        result.run.git_sha = result.run.git_sha or self.ctx.head_sha() or None
-        if inputs.baseline == "artifact" and baseline is None:
-            baseline = self._baseline_artifact()
-        if baseline is not None:
-            from litmus.compare import compare, headline
+            suites, config, judge = prepare(request, channel)
+        except RunRefused as exc:
+            if exc.reported:
+                return None
+            raise ActionFailure(str(exc)) from None
+        changed = self.changed_files()
+        if changed is not None:
+            request.changed_checks = changed_checks(changed, suites, self.workspace, inputs.probes, inputs.config)
+        output = execute(request, channel, suites, judge)
+        self._after_writing(output.paths, output.problems)
+        return output.result, output.paths
 
-            compare(baseline[0], result, source=baseline[1])
-            self.out.log(f"Litmus: compared with {baseline[1]}: {headline(result.baseline)}")
-        return result
-
-    def _baseline_run(self, suites, options, judge, environ) -> tuple[RunResult, str]:
-        """The same suites against the `baseline-url` deployment, first, sharing the judge (and its cache)."""
-        import dataclasses
-
-        from litmus.results import write_results
-        from litmus.run.runner import run_suites
-
-        url = self.inputs.baseline_url
-        with self.out.group(f"Litmus: running the baseline against {url}"):
-            baseline = run_suites(suites, dataclasses.replace(options, base_url=url), judge=judge, environ=environ,
-                                  on_event=self._progress, redactor=self._redactor())
-        write_results(self.workspace / self.inputs.output_dir / "baseline.json", baseline)
-        return baseline, url
-
-    def _baseline_artifact(self) -> tuple[RunResult, str] | None:
+    def _baseline_artifact(self):
         """The base branch's last results (`baseline: artifact`), or None with a notice saying why."""
         from litmus.github.artifacts import fetch_baseline, workflow_path
+        from litmus.pipeline import Baseline
 
         if self.pr is None:
             self.out.log("Litmus: baseline: artifact applies to pull requests; this run has none to compare")
@@ -367,20 +397,7 @@ class _Action:
             self.out.notice(f"Litmus: {found.notice}")
             return None
         self.out.log(f"Litmus: {found.notice}")
-        return found.result, found.source
-
-    def _redactor(self):
-        """The runner's redactor, also hiding the GitHub token (a probe may send `{{ env.GITHUB_TOKEN }}`)."""
-        from litmus.run.redact import Redactor
-
-        redactor = Redactor(on_warning=self.out.warning)
-        for form in token_forms(self.inputs.github_token):
-            redactor.register(form)
-        return redactor
-
-    @staticmethod
-    def _tiers(judge):
-        return [judge.tier1] + ([judge.escalation.to] if judge.escalation else [])
+        return Baseline(result=found.result, source=found.source)
 
     def _config_args(self) -> argparse.Namespace:
         inputs = self.inputs
@@ -422,8 +439,9 @@ class _Action:
         self.out.log(f"{event.done}/{event.total} {flow_run.intent_evaluation.status:>12}  "
                      f"{event.suite.name} › {flow_run.flow}{where}")
 
-    def _merge_shards(self) -> RunResult | None:
+    def _merge_shards(self) -> tuple[RunResult, dict[str, Path]]:
         from litmus.merge import MergeError, merge
+        from litmus.pipeline import write_outputs
         from litmus.results import ResultsError, load_results
 
         files: list[Path] = []
@@ -439,7 +457,11 @@ class _Action:
         for warning in warnings:
             self.out.warning(f"Litmus merge: {warning}")
         self.out.log(f"merged {len(files)} shard result(s): verdict {merged.verdict}")
-        return merged
+        links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
+                 "sha": self.ctx.head_sha() or None}
+        paths, problems = write_outputs(merged, self.workspace / self.inputs.output_dir, links=links)
+        self._after_writing(paths, problems)
+        return merged, paths
 
     def _report_diagnostics(self, diagnostics) -> None:
         for diagnostic in diagnostics:
@@ -459,25 +481,16 @@ class _Action:
         except ValueError:
             return path.as_posix()
 
-    def _write_reports(self, result: RunResult) -> dict[str, Path]:
-        from litmus.report import write_reports
-        from litmus.results import OutputError, write_results
-
-        out_dir = self.workspace / self.inputs.output_dir
-        results_path = out_dir / RESULTS_FILE
-        # results.json first: a report that cannot be written then loses neither it nor the other reports.
-        try:
-            write_results(results_path, result)
-            paths = write_reports(result, out_dir, repository=self.ctx.repository or None,
-                                  server_url=self.ctx.server_url, sha=self.ctx.head_sha() or None)
-        except (OSError, OutputError) as exc:
-            raise ActionFailure(f"output-dir: {exc}") from None
-        paths["results"] = results_path
+    def _after_writing(self, paths: dict[str, Path], problems: list[str]) -> None:
+        """The job summary and a log line once the files are written; a file that could not be written is a
+        failure of the step (exit 2), after results.json and the other reports were kept."""
+        if problems:
+            raise ActionFailure("output-dir: " + "; ".join(problems))
         if self.ctx.summary_path:
             append_summary(self.ctx.summary_path, paths["summary"].read_text("utf-8"))
+        out_dir = self.workspace / self.inputs.output_dir
         self.out.log(f"reports written to {self._relative(out_dir)}/: "
                      + ", ".join(sorted(self._relative(p).rsplit("/", 1)[-1] for p in paths.values())))
-        return paths
 
     def _write_outputs(self, result: RunResult, paths: dict[str, Path], comment_url: str | None,
                        check_url: str | None) -> None:
@@ -571,3 +584,21 @@ class _Action:
         self.out.log(f"PR comment {comment.action}: {comment.url}")
         return comment.url
 
+
+
+class _ActionChannel:
+    """The pipeline's channel for the workflow log: masks first, diagnostics as annotations, untrusted text
+    printed with command parsing off."""
+
+    def __init__(self, action: _Action) -> None:
+        self.action = action
+        self.diagnostics = action._report_diagnostics
+        self.mask = action.out.mask
+        self.on_event = action._progress
+        self.phase = action.out.group
+
+    def warning(self, text: str) -> None:
+        self.action.out.warning(f"Litmus: {text}")
+
+    def note(self, text: str) -> None:
+        self.action.out.log(f"Litmus: {text}")

@@ -100,11 +100,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from litmus.console import Console
     from litmus.errors import ProbeError, render_diagnostics
-    from litmus.load import load_suites, repo_root
-    from litmus.results import OutputError, check_output_dir
+    from litmus.load import repo_root
+    from litmus.pipeline import RunRefused, RunRequest, prepare
+    from litmus.run.runner import RunOptions
 
     environ = os.environ
     console = Console(verbosity=-1 if args.quiet else 1 if args.verbose else 0, environ=environ)
+    channel = _ConsoleChannel(console)
     formats = _formats(args.format)
     if isinstance(formats, str):
         return _usage(formats)
@@ -116,53 +118,22 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
-    try:
-        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars)
-    except ProbeError as exc:
-        print(render_diagnostics(exc.diagnostics), file=sys.stderr)
-        return 2
-    if loaded.warnings:
-        print(render_diagnostics(loaded.warnings), file=sys.stderr)
-    from litmus.config import resolve_config
-    from litmus.judges.service import JudgeConfigError, JudgeService
-    from litmus.run.runner import RunOptions, selected_suites
-
-    problem = _check_selection(loaded.suites, args.suite, args.flow)
-    unknown = sorted(set(suite_base_urls) - {s.name for s in loaded.suites})
-    if unknown:
-        problem = f"--base-url names no suite {', '.join(map(repr, unknown))}"
-    if problem:
-        return _usage(problem)
-    base_url = base_url or environ.get("LITMUS_BASE_URL") or None
-    options = RunOptions(
-        base_url=base_url, concurrency=args.concurrency, suites=tuple(args.suite), flows=tuple(args.flow),
-        shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
-        transport_retries=args.transport_retries, timeout_ms=args.timeout_ms, run_vars=run_vars,
-        suite_base_urls=suite_base_urls,
-    )
-    suites = selected_suites(loaded.suites, options)
-    unset = [s.name for s in suites if not base_url and not s.base_url and s.name not in suite_base_urls]
-    if unset:
-        return _usage(f"no base URL for suite(s) {', '.join(map(repr, unset))}: pass --base-url "
-                      "(or set LITMUS_BASE_URL, or base_url in the suite)")
     baseline = _baseline(args.baseline)
     if isinstance(baseline, str):
         return _usage(baseline)
+    options = RunOptions(
+        base_url=base_url or environ.get("LITMUS_BASE_URL") or None, concurrency=args.concurrency,
+        suites=tuple(args.suite), flows=tuple(args.flow), shard=args.shard, fail_on=args.fail_on,
+        max_body_bytes=args.max_body_bytes, transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
+        run_vars=run_vars, suite_base_urls=suite_base_urls,
+    )
+    request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
+                         config_args=args, environ=environ, formats=formats, baseline=baseline)
     try:
-        check_output_dir(args.out)  # before any request: a run that cannot be saved is not started
-    except OutputError as exc:
-        return _usage(f"--out: {exc}")
-    try:
-        config = resolve_config(args, environ, repo_root())
-    except ProbeError as exc:
-        print(render_diagnostics(exc.diagnostics), file=sys.stderr)
-        return 2
-    options.judge_disabled = config.judge_disabled
-    try:
-        judge = JudgeService.from_config(config.judge, environ)
-    except JudgeConfigError as exc:
-        return _usage(f"judge configuration: {exc}")
-    return _execute(args, suites, options, judge, formats, console, baseline)
+        suites, _config, judge = prepare(request, channel)
+    except RunRefused as exc:
+        return 2 if exc.reported else _usage(str(exc))
+    return _execute(request, channel, console, suites, judge)
 
 
 def read_run_vars(args: argparse.Namespace) -> dict:
@@ -186,7 +157,9 @@ def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
 
 
 def _baseline(given: str | None):
-    """None, the base deployment's URL, a loaded results document, or a usage error message."""
+    """None, the base deployment to run against, a loaded results document, or a usage error message."""
+    from litmus.pipeline import Baseline
+
     if not given:
         return None
     if re.match(r"(?i)https?://", given):
@@ -199,80 +172,52 @@ def _baseline(given: str | None):
         return f"--baseline: {exc}"
 
 
-class Baseline:
-    """What --baseline named: a base deployment to run the same suites against, or a results.json."""
+class _ConsoleChannel:
+    """The pipeline's channel for a terminal: diagnostics and warnings on stderr, notes on stdout."""
 
-    def __init__(self, *, url: str | None = None, result=None, source: str | None = None) -> None:
-        self.url, self.result, self.source = url, result, source or url
+    def __init__(self, console) -> None:
+        self.console = console
+        self.warning, self.note, self.on_event = console.warning, console.note, console.on_event
+
+    def diagnostics(self, diagnostics: list) -> None:
+        from litmus.errors import render_diagnostics
+
+        print(render_diagnostics(diagnostics), file=sys.stderr)
+
+    def mask(self, values) -> None:
+        """A terminal has no masker: the runner keeps the values out of everything it prints and writes."""
+
+    def phase(self, title: str):
+        from litmus.pipeline import no_phase
+
+        return no_phase(title)
 
 
-def _execute(args, suites, options, judge, formats, console, baseline=None) -> int:
-    import contextlib
-    import dataclasses
+def _execute(request, channel, console, suites, judge) -> int:
     import gc
 
-    from litmus.results import write_results
-    from litmus.run.redact import Redactor
-    from litmus.run.runner import failed_by, run_suites
+    from litmus.pipeline import execute
+    from litmus.run.runner import failed_by
     from litmus.run.signals import StopOnSignals, exit_abandoning
 
-    out = Path(args.out)
+    options = request.options
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
     # re-scanning them at every full collection (0.1-0.16 s each at 1000 steps).
     gc.freeze()
+    if request.baseline is not None and request.baseline.url:
+        console.note(f"baseline: running the suites against {request.baseline.url}")
     # The handlers stay on while results and reports are written: a signal then must not cut a report.
     with StopOnSignals(options.stop, options.abort) as signals:
-        try:
-            if baseline is not None and baseline.url:
-                # The base deployment first, with the same options and judge (so its cache is shared).
-                console.note(f"baseline: running the suites against {baseline.url}")
-                baseline.result = run_suites(suites, dataclasses.replace(options, base_url=baseline.url),
-                                             judge=judge, on_event=console.on_event,
-                                             redactor=Redactor(on_warning=console.warning))
-                # Kept beside results.json for the record; the comparison needs only the document.
-                with contextlib.suppress(OSError):
-                    write_results(out / "baseline.json", baseline.result)
-            # After a signal the runner starts nothing more: the head run comes back interrupted.
-            result = run_suites(suites, options, judge=judge, on_event=console.on_event,
-                                redactor=Redactor(on_warning=console.warning))
-        finally:
-            if judge is not None:
-                judge.close(abandon=options.stop.is_set())
-        gc.freeze()
-        if baseline is not None and baseline.result is not None:
-            from litmus.compare import compare, headline
-
-            compare(baseline.result, result, source=baseline.source)
-        results_path = out / "results.json"
-        problems = _write_outputs(result, results_path, formats)
-        console.report(result, None if problems and not results_path.is_file() else str(results_path))
-        for problem in problems:
+        output = execute(request, channel, suites, judge)
+        results_path = output.paths.get("results")
+        console.report(output.result, str(results_path) if results_path else None)
+        for problem in output.problems:
             _usage(problem)
-        if result.baseline is not None:
-            console.note(f"compared with {baseline.source}: {headline(result.baseline)}")
     if signals.exit_code:
         return exit_abandoning(signals.exit_code)
-    if problems:
+    if output.problems:
         return 2  # the checks ran, but what they found is not all on disk
-    return 1 if failed_by(result, args.fail_on) else 0
-
-
-def _write_outputs(result, results_path: Path, formats: list[str] | None) -> list[str]:
-    """results.json first (the run itself), then the reports, each whatever befell the others;
-    returns what could not be written."""
-    from litmus.report import write_reports
-    from litmus.results import OutputError, write_results
-
-    problems = []
-    try:
-        write_results(results_path, result)
-    except OSError as exc:
-        problems.append(f"could not write {results_path}: {exc.strerror or exc}")
-    try:
-        write_reports(result, results_path.parent, formats)
-    except OutputError as exc:
-        problems.append(str(exc))
-    return problems
+    return 1 if failed_by(output.result, options.fail_on) else 0
 
 
 def _formats(given: list[str] | None) -> list[str] | None | str:
@@ -286,23 +231,6 @@ def _formats(given: list[str] | None) -> list[str] | None | str:
         return check_formats(names)
     except UnknownFormat as exc:
         return str(exc)
-
-
-def _check_selection(suites, suite_names: list[str], flow_names: list[str]) -> str | None:
-    """Why the --suite/--flow filters select nothing they name (None: each names something)."""
-    known = {s.name for s in suites}
-    missing = [n for n in suite_names if n not in known]
-    if missing:
-        return f"no suite named {', '.join(map(repr, missing))}; suites: {', '.join(sorted(known)) or '(none)'}"
-    chosen = [s for s in suites if not suite_names or s.name in suite_names]
-    flows = {f.name for s in chosen for f in s.flows}
-    missing = [n for n in flow_names if n not in flows]
-    if missing:
-        return f"no flow named {', '.join(map(repr, missing))}; flows: {', '.join(sorted(flows)) or '(none)'}"
-    empty = [s.name for s in chosen if suite_names and flow_names and not {f.name for f in s.flows} & set(flow_names)]
-    if empty:
-        return f"suite(s) {', '.join(map(repr, empty))} have no flow named {', '.join(map(repr, flow_names))}"
-    return None
 
 
 def _usage(message: str) -> int:

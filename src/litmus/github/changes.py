@@ -97,3 +97,20 @@ def suites_touched(suites: Sequence[Suite], changed: Iterable[str], root: Path) 
     """The suites whose own file, or a file they reference, is among `changed`."""
     changed = set(changed)
     return [s for s in suites if s.file in changed or referenced_files(s, root) & changed]
+
+
+# Files outside the probe paths that decide a run's verdicts: the project config and the `.litmus/` folder
+# (decisions, recorded verdicts).
+CHECK_FILES = ("litmus.yaml",)
+CHECK_FOLDERS = (".litmus/",)
+
+
+def changed_checks(changed: Iterable[str], suites: Sequence[Suite], root: Path, probe_paths: Sequence[str],
+                   config_path: str | None = None) -> list[str]:
+    """The changed files that are the PR's own checks: probe files and what they reference (python checks,
+    schemas, scenarios, cassettes), the config, and `.litmus/`; for "This pull request changes its own checks"."""
+    folders = tuple(p.strip("/") + "/" for p in probe_paths if p.strip("/")) + CHECK_FOLDERS
+    files = set(CHECK_FILES) | ({config_path} if config_path else set()) | {p.strip("/") for p in probe_paths}
+    for suite in suites:
+        files |= {suite.file} | referenced_files(suite, root)
+    return sorted(path for path in set(changed) if path in files or path.startswith(folders))

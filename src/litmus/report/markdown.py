@@ -178,7 +178,14 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
                      f"{headline(result.baseline)}.")
     if result.run.interrupted:
         lines.append("⚠️ **The run was interrupted**: results are incomplete.")
+    if result.run.trusted is False:
+        lines.append(f"🔒 **Untrusted commit**: {prose(fd.clip(result.run.trust_reason or '', 300))}. Its python "
+                     "checks did not run, its litmus.yaml was not applied, and it could send requests only to the "
+                     "allowed origins (docs/security.md).")
     yield "\n\n".join(lines)
+    own = _own_checks(result)
+    if own:
+        yield own
     if result.suites:
         judged = fd.judge_ran(result)
         yield _suite_table(result, options, findings, judged)
@@ -189,6 +196,24 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
                    "output tokens")
     if not findings:
         yield "No findings: every evaluated assertion passed."
+
+
+# Files listed under "This pull request changes its own checks" before "and N more".
+MAX_CHANGED_CHECKS = 30
+
+
+def _own_checks(result: RunResult) -> str:
+    """The PR's changes to the files that decide this check, for a reviewer to read before trusting a green."""
+    changed, notes = result.run.changed_checks, result.run.trust_notes
+    if not (changed or notes):
+        return ""
+    lines = [f"### This pull request changes its own checks ({len(changed)} file{'s' * (len(changed) != 1)})", "",
+             "These files decide what this check says: review their changes with the code."]
+    lines += [""] + [f"- {code(path)}" for path in changed[:MAX_CHANGED_CHECKS]]
+    if len(changed) > MAX_CHANGED_CHECKS:
+        lines.append(f"- and {len(changed) - MAX_CHANGED_CHECKS} more")
+    lines += [f"- ⚠️ {prose(fd.clip(note, 300))}" for note in notes]
+    return "\n".join(lines)
 
 
 def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding], judged: bool) -> str:

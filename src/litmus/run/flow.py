@@ -179,7 +179,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
-            run_index=planned.run_index, deadline=deadline,
+            run_index=planned.run_index, deadline=deadline, trust=env.trust,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)
@@ -250,7 +250,8 @@ def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ct
                 stop_flow = f"step '{step.name}': {skip_reason}"
     outcomes = [r.result() if isinstance(r, Future) else r for r in results]
     for assertion, result in zip(step.assertions, outcomes, strict=True):
-        result.critical = assertion.critical
+        # An evaluator may mark its outcome critical itself (a python check the trust policy did not run).
+        result.critical = result.critical or assertion.critical
     return outcomes, stop_flow
 
 

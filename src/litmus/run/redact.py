@@ -62,7 +62,8 @@ _HEX_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 # until it is listed here (tests/run/test_redact.py checks that every field is classified).
 STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in {
     results.RunResult: ("verdict", "schema_version"),
-    results.RunInfo: ("started_at", "finished_at", "interrupted", "git_sha", "shard", "repository", "server_url"),
+    results.RunInfo: ("started_at", "finished_at", "interrupted", "git_sha", "shard", "repository", "server_url",
+                      "trusted"),
     results.Tool: ("name", "version"),
     results.JudgeTotals: ("calls", "cached", "escalated", "needs_review", "input_tokens", "output_tokens", "wall_ms"),
     results.SuiteResult: ("name", "file", "line", "pass_threshold", "pass_rate", "verdict"),
@@ -90,7 +91,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
 }.items()}
 # The free text, for the record: what the walk masks.
 FREE_TEXT: dict[type, tuple[str, ...]] = {
-    results.RunInfo: ("base_url",),
+    results.RunInfo: ("base_url", "trust_reason", "changed_checks", "trust_notes"),
     results.SuiteResult: ("intent", "reason"),
     results.FlowRunResult: ("reason",),
     results.Redirect: ("url",),

@@ -322,6 +322,7 @@ def _run_info(options: RunOptions, started_at: str, environ: Mapping[str, str]) 
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         repository=environ.get("GITHUB_REPOSITORY") or None,
         server_url=environ.get("GITHUB_SERVER_URL") or None,
+        trusted=options.trust.trusted, trust_reason=options.trust.reason,
     )
 
 

@@ -1,0 +1,255 @@
+"""The one run pipeline: load, configure the judge, run (the baseline first when asked), compare, write.
+
+`litmus run` and `litmus action` differ in where their settings come from (flags or `INPUT_*`) and in
+where they speak (a terminal or the workflow log, then GitHub); everything between is this module,
+so a rule of the trust policy, a check before the first request or the order of writing holds for
+both. The caller gives a `RunRequest` (what to run, with the run's `Trust` in its options) and a
+`Channel` (how to say things); each stage reports through the channel and either returns or raises
+`RunRefused` (exit status 2, with the message to show).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from litmus.results import RunResult
+from litmus.run.runner import RunOptions
+
+
+class RunRefused(Exception):
+    """Bad input or an unusable setting found before or around the run: exit status 2, with this message.
+    `reported` when the details (positioned diagnostics) were already given to the channel."""
+
+    def __init__(self, message: str, *, reported: bool = False) -> None:
+        super().__init__(message)
+        self.reported = reported
+
+
+class Channel(Protocol):
+    """Where the pipeline speaks: the terminal (`litmus run`) or the workflow log (`litmus action`)."""
+
+    def diagnostics(self, diagnostics: list) -> None: ...
+    def warning(self, text: str) -> None: ...
+    def note(self, text: str) -> None: ...
+    # Values that must be hidden before anything else is printed (the action's `::add-mask::`).
+    def mask(self, values: Iterable[str | None]) -> None: ...
+    def on_event(self, event) -> None: ...
+    def phase(self, title: str) -> contextlib.AbstractContextManager: ...
+
+
+@dataclass
+class Baseline:
+    """A baseline to compare with: a base deployment to run the same suites against (`url`), or an existing
+    results document (`result`, named by `source`)."""
+
+    url: str | None = None
+    result: RunResult | None = None
+    source: str | None = None
+
+
+@dataclass
+class RunRequest:
+    paths: Sequence[str | Path]
+    # The repository root: referenced files stay inside it; litmus.yaml is found there.
+    root: Path
+    out_dir: Path
+    options: RunOptions
+    # The judge settings given as flags or inputs (litmus.config.add_config_arguments' names).
+    config_args: argparse.Namespace
+    environ: Mapping[str, str]
+    # Report formats (None: all).
+    formats: list[str] | None = None
+    baseline: Baseline | None = None
+    # How this front end names the output folder, and how it says "give a base URL".
+    out_dir_setting: str = "--out"
+    base_url_hint: str = "pass --base-url (or set LITMUS_BASE_URL, or base_url in the suite)"
+    # Values to mask in every output besides the suites' secrets and the judge keys (the GitHub token).
+    extra_secrets: Sequence[str] = ()
+    # Links in the reports (the action knows the repository and the commit).
+    report_links: Mapping[str, str | None] = field(default_factory=dict)
+    # Narrows the loaded suites (the action's changed-only), after the filters.
+    select: Callable[[list], list] | None = None
+    # Called once the run is set up, before the first request (the action's wait-for).
+    before_requests: Callable[[str | None], None] | None = None
+    # A baseline found only after the run (the action's `baseline: artifact`).
+    late_baseline: Callable[[], Baseline | None] | None = None
+    # For the reports (results.json `run.changed_checks`, `run.trust_notes`): the PR's changes to its own
+    # checks, and what the untrusted policy did with what the PR supplied.
+    changed_checks: Sequence[str] = ()
+    trust_notes: Sequence[str] = ()
+
+
+@dataclass
+class RunOutput:
+    result: RunResult
+    # Where each file went ("results", "sarif", ...).
+    paths: dict[str, Path]
+    # Files that could not be written (the checks ran, but what they found is not all on disk).
+    problems: list[str]
+
+
+def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
+    """Load the suites, read the configuration and start the judge, checking everything a run needs
+    before any request: (suites, RunConfig, JudgeService or None). RunRefused when something is wrong."""
+    from litmus.config import resolve_config
+    from litmus.errors import ProbeError
+    from litmus.judges.service import JudgeConfigError, JudgeService
+    from litmus.load import load_suites
+    from litmus.results import OutputError, check_output_dir
+    from litmus.run.runner import secret_values, selected_suites
+
+    options, environ = request.options, request.environ
+    try:
+        loaded = load_suites(list(request.paths), root=request.root, environ=environ, strict_env=True,
+                             run_vars=options.run_vars)
+    except ProbeError as exc:
+        channel.diagnostics(exc.diagnostics)
+        raise RunRefused("the probe files have errors", reported=True) from None
+    # Before any output that could echo them (the runner masks them in every report too).
+    channel.mask(secret_values(loaded.suites, environ))
+    if loaded.warnings:
+        channel.diagnostics(loaded.warnings)
+    problem = check_selection(loaded.suites, options)
+    if problem:
+        raise RunRefused(problem)
+    suites = selected_suites(loaded.suites, options)
+    if request.select is not None:
+        suites = request.select(suites)
+    unset = [s.name for s in suites
+             if not options.base_url and not s.base_url and s.name not in options.suite_base_urls]
+    if unset:
+        raise RunRefused(f"no base URL for suite(s) {', '.join(map(repr, unset))}: {request.base_url_hint}")
+    try:
+        check_output_dir(request.out_dir)  # a run that cannot be saved is not started
+    except OutputError as exc:
+        raise RunRefused(f"{request.out_dir_setting}: {exc}") from None
+    try:
+        config = resolve_config(request.config_args, environ, request.root)
+    except ProbeError as exc:
+        channel.diagnostics(exc.diagnostics)
+        raise RunRefused("litmus.yaml has errors", reported=True) from None
+    if config.judge:
+        tiers = [config.judge.tier1] + ([config.judge.escalation.to] if config.judge.escalation else [])
+        channel.mask(environ.get(t.api_key_env or "") for t in tiers)
+    options.judge_disabled = config.judge_disabled
+    try:
+        judge = JudgeService.from_config(config.judge, environ)
+    except JudgeConfigError as exc:
+        raise RunRefused(f"judge configuration: {exc}") from None
+    return suites, config, judge
+
+
+def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> RunOutput:
+    """Run the suites (the baseline deployment first), compare, and write results.json and every report.
+    The judge is closed here, whatever happens."""
+    from litmus.compare import compare, headline
+    from litmus.run.runner import run_suites
+
+    options = request.options
+    baseline = request.baseline
+    try:
+        if request.before_requests is not None and not options.stop.is_set():
+            request.before_requests(options.base_url)
+        if baseline is not None and baseline.url:
+            # The base deployment first, with the same options and judge (so its cache is shared).
+            with channel.phase(f"Litmus: running the baseline against {baseline.url}"):
+                baseline.result = run_suites(suites, dataclasses.replace(options, base_url=baseline.url),
+                                             judge=judge, environ=request.environ, on_event=channel.on_event,
+                                             redactor=_redactor(request, channel))
+            _keep_baseline(request.out_dir / "baseline.json", baseline.result)
+        shard = f", shard {options.shard[0]}/{options.shard[1]}" if options.shard else ""
+        # After a signal the runner starts nothing more: the run comes back interrupted.
+        with channel.phase(f"Litmus: running {len(suites)} suite(s){shard}"):
+            result = run_suites(suites, options, judge=judge, environ=request.environ, on_event=channel.on_event,
+                                redactor=_redactor(request, channel))
+    finally:
+        if judge is not None:
+            judge.close(abandon=options.stop.is_set())
+    links = request.report_links
+    result.run.repository = result.run.repository or links.get("repository")
+    result.run.server_url = result.run.server_url or links.get("server_url")
+    result.run.git_sha = links.get("sha") or result.run.git_sha
+    result.run.changed_checks = list(request.changed_checks)
+    result.run.trust_notes = list(request.trust_notes)
+    if (baseline is None or baseline.result is None) and request.late_baseline is not None:
+        baseline = request.late_baseline()
+    if baseline is not None and baseline.result is not None:
+        compare(baseline.result, result, source=baseline.source or baseline.url)
+        channel.note(f"compared with {baseline.source or baseline.url}: {headline(result.baseline)}")
+    paths, problems = write_outputs(result, request.out_dir, request.formats, links)
+    return RunOutput(result, paths, problems)
+
+
+def write_outputs(result: RunResult, out_dir: Path, formats: list[str] | None = None,
+                  links: Mapping[str, str | None] | None = None) -> tuple[dict[str, Path], list[str]]:
+    """results.json first (the run itself), then the reports, each whatever befell the others; returns the
+    paths written and what could not be written."""
+    from litmus.report import write_reports
+    from litmus.results import OutputError, write_results
+
+    links = links or {}
+    paths: dict[str, Path] = {}
+    problems = []
+    results_path = out_dir / "results.json"
+    try:
+        write_results(results_path, result)
+        paths["results"] = results_path
+    except OSError as exc:
+        problems.append(f"could not write {results_path}: {exc.strerror or exc}")
+    try:
+        paths.update(write_reports(result, out_dir, formats, repository=links.get("repository"),
+                                   server_url=links.get("server_url"), sha=links.get("sha")))
+    except OutputError as exc:
+        paths.update(exc.written)
+        problems.append(str(exc))
+    return paths, problems
+
+
+def check_selection(suites: list, options: RunOptions) -> str | None:
+    """Why the --suite/--flow filters or per-suite base URLs name something that is not there (None: all fine)."""
+    suite_names, flow_names = list(options.suites), list(options.flows)
+    known = {s.name for s in suites}
+    missing = [n for n in suite_names if n not in known]
+    if missing:
+        return f"no suite named {', '.join(map(repr, missing))}; suites: {', '.join(sorted(known)) or '(none)'}"
+    chosen = [s for s in suites if not suite_names or s.name in suite_names]
+    flows = {f.name for s in chosen for f in s.flows}
+    missing = [n for n in flow_names if n not in flows]
+    if missing:
+        return f"no flow named {', '.join(map(repr, missing))}; flows: {', '.join(sorted(flows)) or '(none)'}"
+    empty = [s.name for s in chosen if suite_names and flow_names and not {f.name for f in s.flows} & set(flow_names)]
+    if empty:
+        return f"suite(s) {', '.join(map(repr, empty))} have no flow named {', '.join(map(repr, flow_names))}"
+    unknown = sorted(set(options.suite_base_urls) - known)
+    if unknown:
+        return f"--base-url names no suite {', '.join(map(repr, unknown))}"
+    return None
+
+
+def _redactor(request: RunRequest, channel: Channel):
+    from litmus.run.redact import Redactor
+
+    redactor = Redactor(on_warning=channel.warning)
+    for value in request.extra_secrets:
+        redactor.register(value)
+    return redactor
+
+
+def _keep_baseline(path: Path, result: RunResult) -> None:
+    """The baseline run's document beside results.json, for the record: the comparison needs only the object."""
+    from litmus.results import write_results
+
+    with contextlib.suppress(OSError):
+        write_results(path, result)
+
+
+@contextlib.contextmanager
+def no_phase(title: str) -> Iterator[None]:
+    """For channels that do not group their output."""
+    yield
