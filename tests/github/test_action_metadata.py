@@ -35,6 +35,7 @@ def test_action_yml_declares_the_documented_interface():
         "probes", "base-url", "config", "judge-provider", "judge-model", "judge-base-url", "judge-api-key",
         "fail-on", "comment", "annotations", "changed-only", "shard", "output-dir", "wait-for", "wait-timeout",
         "github-token", "check-run", "merge", "vars", "baseline", "baseline-url", "baseline-artifact",
+        "allow-fork-code", "env-allow", "allowed-origins", "deployment-hosts",
     } == set(inputs)
     assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in inputs)  # kebab-case
     assert all(spec["description"] and "default" in spec for spec in inputs.values())
@@ -43,6 +44,7 @@ def test_action_yml_declares_the_documented_interface():
     assert defaults["fail-on"] == "suite" and defaults["annotations"] == "changed"
     assert defaults["comment"] == "true" and defaults["changed-only"] == "false" and defaults["check-run"] == "true"
     assert defaults["github-token"] == "${{ github.token }}"
+    assert defaults["allow-fork-code"] == "false"  # the dangerous opt-out is never the default
     assert {"verdict", "passed", "failed", "needs-review", "results-path", "sarif-path", "junit-path",
             "markdown-path", "html-path", "comment-url"} <= set(meta["outputs"])
 
@@ -108,4 +110,27 @@ def test_documented_workflows_are_valid(path):
 def test_the_documented_workflows_exist():
     names = {p.name for p in WORKFLOWS}
     assert {"litmus-pull-request.yml", "litmus-deployment-status.yml", "litmus-sharded.yml",
-            "litmus-baseline.yml"} <= names
+            "litmus-baseline.yml", "litmus-fork-pull-request.yml"} <= names
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_documented_workflows_pin_actions_and_leave_no_token_behind(path):
+    """docs/security.md: `uses:` pinned by commit SHA (a tag can be moved to other code), and checkout with
+    `persist-credentials: false` (else the token waits in .git/config for anything the job runs later)."""
+    workflow = yaml.safe_load(path.read_text("utf-8"))
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    for step in steps:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+
+
+def test_the_fork_workflow_checks_out_the_base_branch_on_pull_request_target():
+    workflow = yaml.safe_load((ROOT / "docs/workflows/litmus-fork-pull-request.yml").read_text("utf-8"))
+    assert list(workflow.pop(True)) == ["pull_request_target"]
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("actions/checkout@"):
+                # No ref: the event's default, the base branch. A `ref:` naming the head would run the fork's code.
+                assert "ref" not in step.get("with", {})
