@@ -153,15 +153,17 @@ def run(args: argparse.Namespace) -> int:
     except OutputError as exc:
         return _usage(f"--out: {exc}")
     try:
-        config = resolve_config(args, environ, repo_root())
+        config = resolve_config(args, environ, repo_root(), trust=options.trust)
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
     options.judge_disabled = config.judge_disabled
     try:
-        judge = JudgeService.from_config(config.judge, environ)
+        judge = JudgeService.from_config(config.judge, environ, trust=options.trust)
     except JudgeConfigError as exc:
         return _usage(f"judge configuration: {exc}")
+    for note in (*config.notes, *(judge.notes if judge else ())):
+        print(f"litmus: {note}", file=sys.stderr)
     return _execute(args, suites, options, judge, formats, console, baseline)
 
 
