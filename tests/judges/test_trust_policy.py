@@ -3,6 +3,7 @@ key variables, threshold), a verdict cache committed to the repository, a casset
 repositories in tmp dirs, the fake judge on 127.0.0.1 and a second listener standing in for the PR's host."""
 
 import argparse
+import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -10,9 +11,10 @@ from pathlib import Path
 import pytest
 from judge_helpers import assertion, config, context, evaluate, service
 
-from litmus.config import add_config_arguments, resolve_config
-from litmus.errors import ProbeError
+from litmus.config import ProviderConfig, add_config_arguments, resolve_config
+from litmus.errors import Position, ProbeError
 from litmus.judges import JudgeService
+from litmus.model import Assertion
 from litmus.trust import Trust
 from support.fake_judge import API_KEY, FakeJudge
 
@@ -233,3 +235,23 @@ def test_a_cassette_the_pr_changed_decides_nothing(tmp_path, fake_judge):
     assert replayed(_untrusted("0" * 40, changed=("probes/other.yaml",))).status == "passed"
     assert replayed(None).status == "passed"  # a local run replays its own recordings
     assert len(fake_judge.calls()) == 1
+
+
+def test_recorded_embeddings_the_pr_changed_decide_nothing(tmp_path, fake_judge):
+    cache = tmp_path / ".litmus" / "cache"
+    _commit(tmp_path, {}, "a checkout")
+    reference, body = "Order 1042 is delayed.", "Order 1042 is delayed."
+    embeddings = ProviderConfig("openai", "embed-small", fake_judge.openai_base_url, "JUDGE_KEY")
+    check = Assertion(pos=Position("probes/chat.yaml", 30, 11), type="similar", params={"value": reference})
+    evaluate(check, context(service(config(fake_judge, cache, embeddings=embeddings, record=True)), body))
+    (recorded,) = (cache / "cassettes").glob("*.json")  # one text: the reference and the response are the same
+    replay_config = replace(config(fake_judge, cache), provider="replay", model="replay",
+                            embeddings=ProviderConfig("replay", "recorded"))
+    trust = _untrusted("0" * 40, changed=(recorded.relative_to(tmp_path).as_posix(),))
+    outcome = evaluate(check, context(JudgeService.from_config(replay_config, {}, trust=trust), body))
+    assert outcome.status == "needs_review" and "changed by this pull request" in outcome.reason
+    assert evaluate(check, context(JudgeService.from_config(replay_config, {}), body)).status == "passed"
+    # Outside any git checkout, what the pull request changed cannot be matched to a recording: none is used.
+    shutil.rmtree(tmp_path / ".git")
+    outside = evaluate(check, context(JudgeService.from_config(replay_config, {}, trust=trust), body))
+    assert outside.status == "needs_review" and "in no git checkout" in outside.reason

@@ -171,17 +171,24 @@ def _tracked(directory: Path, root: Path | None) -> frozenset[str]:
 @dataclass(frozen=True)
 class Recordings:
     """Which cassettes (recorded replies, committed on purpose) a run may replay: in a run that does not
-    trust the checkout, none that the pull request changed, for it could have written any verdict there."""
+    trust the checkout, none that the pull request changed, for it could have written any verdict there.
+    `root`: the git work tree the cassettes are in, None when they are in none (then what the pull request
+    changed cannot be matched to them, and an untrusted run uses none)."""
 
-    root: Path
+    root: Path | None
     trust: Trust
 
     def refusal(self, path: Path) -> str | None:
         """Why the recording at `path` must not decide a verdict in this run; None when it may."""
+        if self.trust.runs_pr_code:
+            return None
+        if self.root is None:
+            return (f"the recorded verdict {path} is in no git checkout, so whether this pull request changed it "
+                    "cannot be told; it is not used")
         try:
             relative = path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
-            relative = str(path)
+            return None  # outside the checkout: not a file the pull request carries
         if not self.trust.distrusts(relative):
             return None
         if self.trust.changed_files is None:

@@ -136,7 +136,8 @@ class JudgeService:
         API key variable is not set. `trust` (default: a local run's) decides which cassettes may be replayed."""
         if config is None:
             return None
-        recordings = Recordings(repo_root(config.cache), trust or Trust.local())
+        root = repo_root(config.cache)
+        recordings = Recordings(root if (root / ".git").exists() else None, trust or Trust.local())
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
         secrets: dict[str, str] = {}
