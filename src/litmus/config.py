@@ -7,7 +7,12 @@ error with its file:line:column, so a typo never silently turns a judge off. Eve
 file is reported at once (`litmus validate` checks it too). `judge: {provider: none}` or
 `--no-judge` turns judging off on purpose.
 
-API keys are never configuration: `api_key_env` names the environment variable holding the key.
+API keys are never configuration: `api_key_env` names the environment variable holding the key,
+and never one of the action's credentials (`litmus.trust.NEVER_RESOLVE`). A key is sent only to the
+endpoint it was configured for: a second tier or embeddings model on another endpoint does not
+inherit it. A run that does not trust the checkout (`Trust`) reads the file as it is at the base
+commit, and takes judge endpoints and key names only from flags and `LITMUS_*` variables (the
+action's inputs) or the provider's defaults; `RunConfig.notes` says what was left out.
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from typing import Any
 import yaml
 
 from litmus.errors import Position, ProbeError
+from litmus.git import file_at, file_size_at, has_commit
 from litmus.load.diagnostics import Collector, Span, did_you_mean
+from litmus.load.source import MAX_FILE_BYTES
+from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
 NO_JUDGE = "none"
@@ -91,6 +99,8 @@ class RunConfig:
     judge: JudgeConfig | None = None
     # --no-judge or judge.provider none: no judge on purpose; LLM-based assertions skipped, not failed.
     judge_disabled: bool = False
+    # What the untrusted policy left out or read elsewhere (e.g. the PR's litmus.yaml), for the log and comment.
+    notes: tuple[str, ...] = ()
 
 
 # Settings that a flag or a LITMUS_* variable can give: (judge key, flag dest, variable, kind).
@@ -108,6 +118,8 @@ _OVERRIDES: tuple[tuple[str, str, str, str], ...] = (
 _FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "retries", "max_tokens"}
 _TIER_KEYS = ("provider", "model", "base_url", "api_key_env")
 _TRUE = ("1", "true", "yes", "on")
+# Where a setting given by a flag or a LITMUS_* variable is said to come from (the operator's, never the PR's).
+_COMMAND_LINE, _ENVIRONMENT = "<command line>", "<environment>"
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,17 +157,28 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
                        "for `--judge-provider replay` (e.g. offline demos, CI without keys) [LITMUS_RECORD=1]")
 
 
-def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: Path) -> RunConfig:
+def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: Path,
+                   trust: Trust | None = None) -> RunConfig:
     """The run configuration from flags, environment and project file; ProbeError (every problem found,
-    each with its position) on bad input."""
+    each with its position) on bad input. `trust` (default: a local run's) decides which copy of the file
+    is read and which of its settings apply (see the module docstring)."""
+    trust = trust or Trust.local()
     problems = Collector()
+    notes: list[str] = []
     given = getattr(args, "config", None) or environ.get("LITMUS_CONFIG")
     path = (root / given) if given else root / CONFIG_FILE
     if given and not path.is_file():
         problems.error(Span(Position(str(given))), f"config file {given} not found")
         raise ProbeError(problems.diagnostics)
     section, positions = ({}, {})
-    if path.is_file():
+    if not trust.runs_pr_code and _inside(path, root):
+        # The work tree's copy may be the pull request's: the base commit's is the repository's own.
+        text = _text_at_base(path, root, trust.base_sha, notes, problems)
+        if text is None:
+            path = None
+        else:
+            section, positions = _judge_section(_display(path, root), text, problems)
+    elif path.is_file():
         section, positions = _read_judge_section(path, root, problems)
     else:
         path = None
@@ -166,15 +189,22 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     for key, dest, variable, kind in _OVERRIDES:
         flag = getattr(args, dest, None)
         if flag is not None:
-            given_value, where = flag, Position("<command line>")
+            given_value, where = flag, Position(_COMMAND_LINE)
             label = f"{key} (--{dest.replace('_', '-')})"
         elif environ.get(variable):
-            given_value, where, label = environ[variable], Position("<environment>"), f"{key} ({variable})"
+            given_value, where, label = environ[variable], Position(_ENVIRONMENT), f"{key} ({variable})"
         else:
             continue
         value = _coerce(given_value, kind, label, where, problems)
         if value is not _INVALID:
             values[key], sources[key] = value, where
+    _refuse_credential_names(values, sources, problems)
+    if not trust.runs_pr_code:
+        values, left_out = _untrusted_settings(values, sources, trust)
+        if left_out:
+            notes.append(f"judge settings from {display} not applied: {', '.join(left_out)}: in an untrusted run "
+                         "the judge's endpoints and API key variables come only from the action's inputs "
+                         "(judge-base-url, judge-api-key) or the provider's defaults")
     use_cache = not _flag(args, "no_cache", environ, "LITMUS_NO_CACHE")
     record = _flag(args, "record", environ, "LITMUS_RECORD")
     disabled = _flag(args, "no_judge", environ, "LITMUS_NO_JUDGE") or values.get("provider") == NO_JUDGE
@@ -184,7 +214,104 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     if problems.errors:
         raise ProbeError(sorted(problems.errors, key=lambda d: (d.position.path, d.position.line,
                                                                 d.position.column)))
-    return RunConfig(path=path, judge=judge, judge_disabled=disabled)
+    return RunConfig(path=path, judge=judge, judge_disabled=disabled, notes=tuple(notes))
+
+
+def _text_at_base(path: Path, root: Path, base_sha: str | None, notes: list[str], problems: Collector) -> str | None:
+    """The config file as it is at the base commit, or None (no file: at the base, or the base unknown);
+    a note when the work tree's copy, which the pull request may have written, is not the one applied."""
+    display = _display(path, root)
+    if not base_sha or not has_commit(root, base_sha):
+        why = "the base commit is unknown" if not base_sha else f"the base commit {base_sha[:12]} is not in the " \
+                                                                 "checkout (fetch it, e.g. fetch-depth: 0)"
+        if path.is_file():
+            notes.append(f"{display} is not read: this run is untrusted and {why}, so the pull request's copy "
+                         "cannot be told from the repository's; only the action's inputs and the defaults apply")
+        return None
+    short = base_sha[:12]
+    size = file_size_at(root, base_sha, display)
+    if size is None:
+        if path.is_file():
+            notes.append(f"the PR's changes to {display} are not applied: the base commit {short} has no {display}")
+        return None
+    data = file_at(root, base_sha, display) if size <= MAX_FILE_BYTES else None
+    if data is None:
+        why = f"larger than {MAX_FILE_BYTES} bytes" if size > MAX_FILE_BYTES else "git cannot read it"
+        problems.error(Span(Position(display)), f"cannot read config at the base commit {short}: {why}")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.error(Span(Position(display)), f"cannot read config at the base commit {short}: {exc}")
+        return None
+    if _bounded_bytes(path) != data:
+        notes.append(f"the PR's changes to {display} are not applied: it is read as at the base commit {short}")
+    return text
+
+
+def _bounded_bytes(path: Path) -> bytes | None:
+    """The work tree's copy, for comparison only (None when unreadable or too large to be a config)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_FILE_BYTES else None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path` is in the repository (a file elsewhere, e.g. in the runner's temp, is not the checkout's)."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _tier_sections(values: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Each provider section (judge, escalation.to, embeddings) as given: the prefix naming its fields, the
+    setting whose position it has, and the section."""
+    sections = [("judge.", "api_key_env", values)]
+    escalation = values.get("escalation")
+    if isinstance(escalation, dict) and isinstance(escalation.get("to"), dict):
+        sections.append(("judge.escalation.to.", "escalation", escalation["to"]))
+    if isinstance(values.get("embeddings"), dict):
+        sections.append(("judge.embeddings.", "embeddings", values["embeddings"]))
+    return sections
+
+
+def _refuse_credential_names(values: dict[str, Any], sources: dict[str, Position], problems: Collector) -> None:
+    """Every mode: no `api_key_env` may name one of the action's credentials (the GitHub token, its inputs...)."""
+    for prefix, setting, section in _tier_sections(values):
+        name = section.get("api_key_env")
+        if isinstance(name, str) and never_resolves(name):
+            problems.error(Span(sources[setting]),
+                           f"{prefix}api_key_env: {name!r} names one of the action's credentials "
+                           f"({', '.join(NEVER_RESOLVE)}), which never resolve, in any mode; name the "
+                           "variable that holds the judge's API key")
+
+
+def _untrusted_settings(values: dict[str, Any], sources: dict[str, Position],
+                        trust: Trust) -> tuple[dict[str, Any], list[str]]:
+    """The settings without what an untrusted run takes from no config file: endpoints (`base_url`) and
+    API key variables (`api_key_env`, unless env-allow lists the name); and the fields left out."""
+    kept = dict(values)
+    left_out: list[str] = []
+
+    def allowed(section: dict[str, Any], field: str) -> bool:
+        return field == "api_key_env" and trust.may_resolve(str(section[field]))
+
+    for field in ("base_url", "api_key_env"):
+        from_file = field in kept and sources[field].path not in (_COMMAND_LINE, _ENVIRONMENT)
+        if from_file and not allowed(kept, field):
+            del kept[field]
+            left_out.append(f"judge.{field}")
+    if isinstance(kept.get("escalation"), dict) and isinstance(kept["escalation"].get("to"), dict):
+        kept["escalation"] = {**kept["escalation"], "to": dict(kept["escalation"]["to"])}
+    if isinstance(kept.get("embeddings"), dict):
+        kept["embeddings"] = dict(kept["embeddings"])
+    for prefix, _, section in _tier_sections(kept)[1:]:  # copies: sections only a file can give
+        for field in ("base_url", "api_key_env"):
+            if field in section and not allowed(section, field):
+                del section[field]
+                left_out.append(prefix + field)
+    return kept, left_out
 
 
 def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: bool, record: bool,
@@ -237,13 +364,7 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Coll
     if not isinstance(model, str) or not model.strip():
         problems.error(span, "judge.embeddings.model is required (e.g. text-embedding-3-small)")
         return _INVALID
-    # Like escalation: the judge's endpoint and key carry over only within the same provider.
-    same = provider == tier1.provider
-    return _with_provider_defaults(ProviderConfig(
-        provider=provider, model=model.strip(),
-        base_url=raw.get("base_url", tier1.base_url if same else None),
-        api_key_env=raw.get("api_key_env", tier1.api_key_env if same else None),
-    ))
+    return _inherit(ProviderConfig(provider, model.strip(), raw.get("base_url"), raw.get("api_key_env")), tier1)
 
 
 def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -> Any:
@@ -272,16 +393,21 @@ def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -
 
 
 def _inherit(to: ProviderConfig, tier1: ProviderConfig) -> ProviderConfig:
-    """Tier 2 with the fields it left out taken from tier 1."""
+    """A second tier (or the embeddings model) with the fields it left out taken from tier 1, where safe."""
     # Where and how to authenticate only carry over within one provider: an OpenAI base URL or key
-    # must never be sent to Anthropic because the second tier left them out.
+    # must never be sent to Anthropic because the second tier left them out. And a key goes only to
+    # the endpoint it was configured for: a tier on another endpoint names its own (or the default).
     same = to.provider == tier1.provider
-    return _with_provider_defaults(ProviderConfig(
-        provider=to.provider,
-        model=to.model or tier1.model,
-        base_url=to.base_url or (tier1.base_url if same else None),
-        api_key_env=to.api_key_env or (tier1.api_key_env if same else None),
-    ))
+    tier = _with_provider_defaults(replace(to, model=to.model or tier1.model,
+                                           base_url=to.base_url or (tier1.base_url if same else None)))
+    if to.api_key_env or not (same and _same_endpoint(tier.base_url, tier1.base_url)):
+        return tier
+    return replace(tier, api_key_env=tier1.api_key_env)
+
+
+def _same_endpoint(url: str | None, other: str | None) -> bool:
+    """Whether a key for `other` may go to `url`: the same origin (scheme, host, port)."""
+    return url == other or (origin(url or "") or url) == (origin(other or "") or other)
 
 
 def _with_provider_defaults(tier: ProviderConfig) -> ProviderConfig:
@@ -346,6 +472,11 @@ def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[di
     except (OSError, UnicodeDecodeError) as exc:
         problems.error(Span(Position(display)), f"cannot read config: {getattr(exc, 'strerror', None) or exc}")
         return {}, {}
+    return _judge_section(display, text, problems)
+
+
+def _judge_section(display: str, text: str, problems: Collector) -> tuple[dict[str, Any], dict[str, Position]]:
+    """The valid settings of the `judge` mapping of a config file's text and the position of each."""
     problems.add_source(display, text)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)

@@ -130,7 +130,7 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     except OutputError as exc:
         raise RunRefused(f"{request.out_dir_setting}: {exc}") from None
     try:
-        config = resolve_config(request.config_args, environ, request.root)
+        config = resolve_config(request.config_args, environ, request.root, trust=options.trust)
     except ProbeError as exc:
         channel.diagnostics(exc.diagnostics)
         raise RunRefused("litmus.yaml has errors", reported=True) from None
@@ -139,9 +139,14 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         channel.mask(environ.get(t.api_key_env or "") for t in tiers)
     options.judge_disabled = config.judge_disabled
     try:
-        judge = JudgeService.from_config(config.judge, environ)
+        judge = JudgeService.from_config(config.judge, environ, trust=options.trust)
     except JudgeConfigError as exc:
         raise RunRefused(f"judge configuration: {exc}") from None
+    # What the trust policy left out or ignored (the PR's litmus.yaml, committed cache entries): said now,
+    # and listed in the reports.
+    request.trust_notes = [*request.trust_notes, *config.notes, *(judge.notes if judge else ())]
+    for note in request.trust_notes:
+        channel.warning(note)
     return suites, config, judge
 
 

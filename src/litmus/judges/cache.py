@@ -17,7 +17,10 @@ a FIFO) of at most MAX_ENTRY_BYTES, holds this format and its own key, and, in t
 comes from the same judge and says the verdict its reply parses to. Anything else counts as
 missing: the judge is asked again and the entry rewritten. (This stops corrupt, oversized and
 mismatched entries; it cannot tell a consistent forgery, so keep the cache where the pull request
-being checked cannot write, see docs/judges.md.)
+being checked cannot write, see docs/judges.md.) So an entry of the verdict or embeddings cache that
+git tracks is never read, in any mode: a committed cache entry is whatever its commit's author
+wrote. Cassettes are committed on purpose (replaying them is the point); a run that does not trust
+the checkout refuses the ones the pull request changed (`Recordings`).
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from litmus.git import tracked_names
 from litmus.judges.prompts import Prompt
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import write_json_atomic
+from litmus.trust import Trust
 
 FORMAT = 1
 # A reply is capped far below this (see the providers); a bigger file is not one of ours.
@@ -62,17 +68,22 @@ class _Store:
     counts as missing.
 
     `check(entry, provider, model)`: whether a well-formed entry may be used (the verdict cache's
-    consistency check); a failed check makes the entry a miss."""
+    consistency check); a failed check makes the entry a miss. `ignored`: names of files never read
+    (the cache entries git tracks)."""
 
-    def __init__(self, directory: Path, check: Callable[[dict[str, Any], str, str], bool] | None = None):
+    def __init__(self, directory: Path, check: Callable[[dict[str, Any], str, str], bool] | None = None,
+                 ignored: frozenset[str] = frozenset()):
         self.directory = directory
         self._check = check
+        self.ignored = ignored
 
     def path(self, key: str) -> Path:
         return self.directory / f"{key}.json"
 
     def _read(self, key: str) -> dict[str, Any] | None:
         """The entry: a bounded regular file holding this format and its own key; else None."""
+        if f"{key}.json" in self.ignored:
+            return None
         data = _read_bounded(self.path(key))
         if data is None:
             return None
@@ -139,16 +150,55 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def embedding_store(cache_dir: Path) -> VectorStore:
-    return VectorStore(cache_dir / "embeddings")
+def embedding_store(cache_dir: Path, root: Path | None = None) -> VectorStore:
+    """The embeddings cache; with the repository `root`, without the entries git tracks there."""
+    return VectorStore(cache_dir / "embeddings", ignored=_tracked(cache_dir / "embeddings", root))
 
 
 def embedding_cassettes(cache_dir: Path) -> VectorStore:
     return VectorStore(cache_dir / "cassettes")
 
 
-def verdict_store(cache_dir: Path) -> ReplyStore:
-    return ReplyStore(cache_dir / "verdicts", check=_consistent_verdict)
+def verdict_store(cache_dir: Path, root: Path | None = None) -> ReplyStore:
+    """The verdict cache; with the repository `root`, without the entries git tracks there."""
+    return ReplyStore(cache_dir / "verdicts", check=_consistent_verdict, ignored=_tracked(cache_dir / "verdicts", root))
+
+
+def _tracked(directory: Path, root: Path | None) -> frozenset[str]:
+    return tracked_names(directory, root) if root is not None else frozenset()
+
+
+@dataclass(frozen=True)
+class Recordings:
+    """Which cassettes (recorded replies, committed on purpose) a run may replay: in a run that does not
+    trust the checkout, none that the pull request changed, for it could have written any verdict there.
+    `root`: the git work tree the cassettes are in, None when they are in none (then what the pull request
+    changed cannot be matched to them, and an untrusted run uses none)."""
+
+    root: Path | None
+    trust: Trust
+
+    def refusal(self, path: Path) -> str | None:
+        """Why the recording at `path` must not decide a verdict in this run; None when it may."""
+        if self.trust.runs_pr_code:
+            return None
+        if self.root is None:
+            return (f"the recorded verdict {path} is in no git checkout, so whether this pull request changed it "
+                    "cannot be told; it is not used")
+        try:
+            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None  # outside the checkout: not a file the pull request carries
+        if not self.trust.distrusts(relative):
+            return None
+        if self.trust.changed_files is None:
+            return (f"the recorded verdict {relative} may have been changed by this pull request (its changed files "
+                    "are unknown), so it is not used")
+        return f"the recorded verdict was changed by this pull request: {relative} is not used"
+
+
+class DistrustedRecording(Exception):
+    """A recording exists but `Recordings.refusal` says it must not be used; the message is the reason."""
 
 
 def _consistent_verdict(entry: dict[str, Any], provider: str, model: str) -> bool:

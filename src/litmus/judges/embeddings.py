@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from litmus.judges.cache import embedding_cassette_key, embedding_cassettes
+from litmus.judges.cache import DistrustedRecording, Recordings, embedding_cassette_key, embedding_cassettes
 from litmus.judges.providers import HTTPTransport, ProviderError
 
 
@@ -38,11 +38,13 @@ class OpenAIEmbeddings(HTTPTransport):
 
 
 class ReplayEmbeddings:
-    """Recorded embeddings only: the cassette for the text, or an error naming the missing key."""
+    """Recorded embeddings only: the cassette for the text, or an error naming the missing key;
+    DistrustedRecording for a cassette `recordings` refuses."""
 
-    def __init__(self, cache_dir: Path, model: str = "recorded"):
+    def __init__(self, cache_dir: Path, recordings: Recordings, model: str = "recorded"):
         self.name, self.model = "replay", model
         self._store = embedding_cassettes(cache_dir)
+        self._recordings = recordings
 
     def embed(self, text: str) -> Embedding:
         key = embedding_cassette_key(text)
@@ -51,6 +53,9 @@ class ReplayEmbeddings:
             shown = text if len(text) <= 60 else text[:60] + "…"
             raise ProviderError(f"replay: no embedding cassette {key} for {shown!r} in {self._store.directory}; "
                                 "record one with --record and a live embeddings model")
+        refusal = self._recordings.refusal(self._store.path(key))
+        if refusal:
+            raise DistrustedRecording(refusal)
         return Embedding(vector)
 
     def close(self) -> None:

@@ -4,6 +4,8 @@ Tier 1 decides unless its score is inside the band around the threshold (|score 
 band) or its reply was unparseable; then tier 2, when configured, judges the same prompt and its
 verdict stands. Tier 2 also inside the band or unparseable, or no tier 2 and tier 1 unparseable:
 `needs_review`, counted as not passed. A provider failure (no reply) is an `error`, never a pass.
+A recorded reply the run must not trust (a cassette the pull request changed) decides nothing: the
+outcome is `needs_review` with the reason, and no other tier is asked in its place.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class TierResult:
     error: str | None = None
     # The error is that the judge could not be reached at all: its message is the whole reason.
     unreachable: bool = False
+    # Why the tier's recorded reply was not used (e.g. the pull request changed the cassette).
+    distrusted: str | None = None
 
     @property
     def label(self) -> str:
@@ -51,7 +55,7 @@ def in_band(score: float, threshold: float, band: float) -> bool:
 
 def should_escalate(result: TierResult, threshold: float, band: float | None) -> bool:
     """Whether a tier-1 result goes to tier 2 (band None: no tier 2 configured)."""
-    if band is None or result.error:
+    if band is None or result.error or result.distrusted:
         return False
     return result.verdict is None or in_band(result.verdict.score, threshold, band)
 
@@ -59,6 +63,9 @@ def should_escalate(result: TierResult, threshold: float, band: float | None) ->
 def decide(tiers: list[TierResult], threshold: float, band: float | None) -> Decision:
     last = tiers[-1]
     done = tuple(tiers)
+    for tier in tiers:
+        if tier.distrusted:
+            return Decision("needs_review", f"needs review: {tier.distrusted}", done)
     if last.error:
         return Decision("error", last.error if last.unreachable else f"judge unavailable: {last.error}", done)
     if last.verdict is None:

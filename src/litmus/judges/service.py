@@ -6,6 +6,10 @@ for each tier, a cached verdict if there is one, else a provider call (counted a
 `max_calls`); escalation decides which tiers run (`litmus.judges.escalation`). A tier that could
 not be reached in UNREACHABLE_AFTER calls in a row (each already retried) is not called again in
 this run: its remaining judgements are `error` with the same one-line reason.
+
+Nothing the checkout holds decides a verdict on its own: cache entries git tracks are never read
+(any mode), and a run that does not trust the checkout (`Trust`) replays no cassette the pull
+request changed (`needs_review`, saying why).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from litmus.config import JudgeConfig, ProviderConfig
 from litmus.judges import assertion as judged_assertion
 from litmus.judges import intent as intent_eval
 from litmus.judges.cache import (
+    DistrustedRecording,
+    Recordings,
     cassette_key,
     cassette_store,
     embedding_cassette_key,
@@ -38,9 +44,11 @@ from litmus.judges.escalation import Decision, TierResult, budget_blocked, decid
 from litmus.judges.prompts import Prompt, intent_prompt
 from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
 from litmus.judges.verdict import VerdictError, parse_verdict
+from litmus.load import repo_root
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
 from litmus.run.flow import deterministic_intent
 from litmus.run.redact import Redactor
+from litmus.trust import Trust
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -63,14 +71,16 @@ class BudgetExhausted(Exception):
 
 
 class ReplayProvider:
-    """Recorded replies only: the cassette for (prompt, tier), or an error naming the missing key."""
+    """Recorded replies only: the cassette for (prompt, tier), or an error naming the missing key;
+    DistrustedRecording for a cassette `recordings` refuses."""
 
     parameters: dict = {}
 
-    def __init__(self, tier: ProviderConfig, config: JudgeConfig, tier_number: int):
+    def __init__(self, tier: ProviderConfig, config: JudgeConfig, tier_number: int, recordings: Recordings):
         self.name, self.model = tier.provider, tier.model
         self._store = cassette_store(config.cache)
         self._tier = tier_number
+        self._recordings = recordings
 
     def complete(self, prompt: Prompt) -> Completion:
         key = cassette_key(prompt, self._tier)
@@ -80,6 +90,9 @@ class ReplayProvider:
                 f"replay: no cassette {key} (tier {self._tier}, prompt {prompt.version}: {prompt.summary}) in "
                 f"{self._store.directory}; record one with --record and a live judge"
             )
+        refusal = self._recordings.refusal(self._store.path(key))
+        if refusal:
+            raise DistrustedRecording(refusal)
         usage = entry.get("usage") or {}
         return Completion(entry["reply"], int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
 
@@ -94,10 +107,12 @@ class JudgeService:
         self.config = config
         self.tiers = tiers
         self.embedder = embedder
-        self._embeddings = embedding_store(config.cache)
+        # The cache entries git tracks are left out (module docstring); only a cache in use is listed.
+        root = repo_root(config.cache) if config.use_cache else None
+        self._embeddings = embedding_store(config.cache, root)
         self._embedding_cassettes = embedding_cassettes(config.cache)
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
-        self._verdicts = verdict_store(config.cache)
+        self._verdicts = verdict_store(config.cache, root)
         self._cassettes = cassette_store(config.cache)
         self._secrets = dict(secrets or {})
         self._redactor = Redactor()
@@ -115,11 +130,14 @@ class JudgeService:
         self._given_up: list[str | None] = [None] * len(tiers)
 
     @classmethod
-    def from_config(cls, config: JudgeConfig | None, environ: Mapping[str, str] = os.environ) -> JudgeService | None:
+    def from_config(cls, config: JudgeConfig | None, environ: Mapping[str, str] = os.environ,
+                    trust: Trust | None = None) -> JudgeService | None:
         """The service for `config` (None when no judge is configured); JudgeConfigError when a tier's
-        API key variable is not set."""
+        API key variable is not set. `trust` (default: a local run's) decides which cassettes may be replayed."""
         if config is None:
             return None
+        root = repo_root(config.cache)
+        recordings = Recordings(root if (root / ".git").exists() else None, trust or Trust.local())
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
         secrets: dict[str, str] = {}
@@ -136,7 +154,7 @@ class JudgeService:
 
         for number, tier in enumerate(chain, start=1):
             if tier.provider == "replay":
-                tiers.append(ReplayProvider(tier, config, number))
+                tiers.append(ReplayProvider(tier, config, number, recordings))
                 continue
             key = api_key(tier, "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env", "judge")
             tiers.append(PROVIDER_CLASSES[tier.provider](
@@ -145,7 +163,7 @@ class JudgeService:
             ))
         embedder = None
         if config.embeddings is not None and config.embeddings.provider == "replay":
-            embedder = ReplayEmbeddings(config.cache)
+            embedder = ReplayEmbeddings(config.cache, recordings)
         elif config.embeddings is not None:
             embedder = OpenAIEmbeddings(
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
@@ -200,6 +218,8 @@ class JudgeService:
             return judged_assertion.outcome(
                 assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} calls were made "
                 "in this run (raise judge.max_calls to judge more)", threshold=threshold)
+        except DistrustedRecording as exc:
+            return judged_assertion.outcome(assertion, "needs_review", f"needs review: {exc}", threshold=threshold)
         except ProviderError as exc:
             return error(f"embeddings unavailable: {self._redact(str(exc))}")
         except ValueError as exc:
@@ -301,6 +321,9 @@ class JudgeService:
                 completion = provider.complete(prompt)
             else:
                 completion = provider.complete(prompt)
+        except DistrustedRecording as exc:
+            record = JudgeTier(provider.name, provider.model, None, str(exc), _ms(started), cached=True)
+            return TierResult(record, distrusted=str(exc))
         except ProviderError as exc:
             message = self._redact(str(exc))
             self._note_reachability(index, message if exc.unreachable else None)
@@ -380,6 +403,16 @@ class JudgeService:
             return json.dumps(self._redactor.redact_value(json.loads(text)), ensure_ascii=False)
         except ValueError:
             return self._redact(text)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the run should be told once: cache entries left unread because git tracks them."""
+        tracked = len(self._verdicts.ignored) + len(self._embeddings.ignored)
+        if not tracked:
+            return ()
+        return (f"{tracked} judge cache entr{'y' if tracked == 1 else 'ies'} in {self.config.cache} tracked by git "
+                "not read: a committed cache entry could decide a verdict without the judge, so those are judged "
+                "again (keep the cache out of the repository, e.g. in .gitignore, and restore it with actions/cache)",)
 
     @property
     def named_secrets(self) -> dict[str, str]:
