@@ -22,11 +22,15 @@ from support.fake_github import FakeGitHub
 EVENTS = Path(__file__).parent / "events"
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 # Fixture -> (GITHUB_EVENT_NAME, the webhook schema it is an instance of)
+# (`pull_request_target` is sent the `pull_request` payload: pull_request_fork.json is the fork PR of both events.)
 FIXTURES = {
     "pull_request.json": ("pull_request", "pull-request-synchronize"),
     "pull_request_fork.json": ("pull_request_target", "pull-request-opened"),
     "push.json": ("push", "push"),
     "deployment_status.json": ("deployment_status", "deployment-status-created"),
+    "deployment_status_fork.json": ("deployment_status", "deployment-status-created"),
+    "workflow_run_fork.json": ("workflow_run", "workflow-run-completed"),
+    "issue_comment_pr.json": ("issue_comment", "issue-comment-created"),
 }
 HEX = st.from_regex(r"\A[0-9a-f]{40}\Z")
 
