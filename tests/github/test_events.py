@@ -22,11 +22,15 @@ from support.fake_github import FakeGitHub
 EVENTS = Path(__file__).parent / "events"
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 # Fixture -> (GITHUB_EVENT_NAME, the webhook schema it is an instance of)
+# (`pull_request_target` is sent the `pull_request` payload: pull_request_fork.json is the fork PR of both events.)
 FIXTURES = {
     "pull_request.json": ("pull_request", "pull-request-synchronize"),
     "pull_request_fork.json": ("pull_request_target", "pull-request-opened"),
     "push.json": ("push", "push"),
     "deployment_status.json": ("deployment_status", "deployment-status-created"),
+    "deployment_status_fork.json": ("deployment_status", "deployment-status-created"),
+    "workflow_run_fork.json": ("workflow_run", "workflow-run-completed"),
+    "issue_comment_pr.json": ("issue_comment", "issue-comment-created"),
 }
 HEX = st.from_regex(r"\A[0-9a-f]{40}\Z")
 
@@ -174,3 +178,28 @@ def test_the_fake_githubs_own_answers_are_real_shaped(fake_github):
         "output": {"title": "t", "summary": "s", "annotations": []}}).json()
     assert created["conclusion"] == "cancelled"
     assert state.violations == []
+
+
+def test_the_fake_githubs_trust_routes_are_real_shaped(fake_github):
+    """Branches, comparisons, a run by id, its artifacts and a permission: GitHub's shapes (checked at teardown)."""
+    state, base = fake_github.state, f"{fake_github.url}/repos/acme/shop"
+    state.parents = {"a" * 40: [], "b" * 40: ["a" * 40], "c" * 40: ["a" * 40]}
+    state.branches = {"main": "b" * 40}
+    run = state.add_run(6, event="pull_request", head_repository=("mallory/shop", 4343))
+    state.add_artifact(run, b"zip", artifact_id=61)
+    state.permissions["octocat"] = "write"
+    get = lambda path: requests.get(base + path, timeout=5)  # noqa: E731
+    assert [b["name"] for b in get(f"/commits/{'b' * 40}/branches-where-head").json()] == ["main"]
+    assert get(f"/commits/{'c' * 40}/branches-where-head").json() == []
+    assert [get(f"/compare/main...{sha * 40}").json()["status"] for sha in "bac"] == ["identical", "behind", "diverged"]
+    assert get(f"/compare/{'a' * 40}...main").json()["status"] == "ahead"
+    assert get(f"/compare/main...{'d' * 40}").status_code == 404
+    shown = get("/actions/runs/6").json()
+    assert (shown["event"], shown["head_repository"]["id"], shown["repository"]["id"]) == ("pull_request", 4343,
+                                                                                           186853002)
+    (listed,) = get("/actions/runs/6/artifacts").json()["artifacts"]
+    assert listed["workflow_run"]["head_repository_id"] == 4343 and listed["digest"].startswith("sha256:")
+    assert get("/collaborators/octocat/permission").json()["permission"] == "write"
+    assert get("/collaborators/mallory/permission").json()["permission"] == "read"
+    state.fail["compare"] = 500
+    assert get(f"/compare/main...{'b' * 40}").status_code == 500

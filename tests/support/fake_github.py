@@ -1,11 +1,14 @@
 """A fake GitHub REST API on 127.0.0.1 that records every call: enough of it for the action.
 
 Serves `GET /user`, issue comments (list with `Link` pagination, create, update), check runs (create,
-update with appended annotations), a PR's files and the PRs of a commit (`deployment_status`). Tokens
+update with appended annotations), a PR's files and the PRs of a commit (`deployment_status`); for the
+trust decision, the branches whose head is a commit and the comparison of two commits (from a git
+history the test sets, e.g. a real repository's through `load_git`), a collaborator's permission;
+workflow runs (listed, and one by id) and their artifacts (with the producing run and a digest). Tokens
 map to users: a token in `pats` is a personal access token of that login (`GET /user` answers it);
 any other token behaves like the workflow's `GITHUB_TOKEN` (`GET /user` is 403, comments are
 authored by `github-actions[bot]`). `deny` makes chosen operations answer 403 like a fork PR's
-read-only token.
+read-only token; `fail` makes chosen routes answer an error status (a failing endpoint).
 
 Shaped like GitHub, and checked against GitHub's own description of it (tests/schemas/
 github-rest-subset.json): response objects are built from real payloads (tests/support/
@@ -17,22 +20,32 @@ Each violation is recorded in `state.violations`, and leaving the `with` block f
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
+
+from support.schema_instances import minimal
 
 BOT = "github-actions[bot]"
 SHAPES = json.loads((Path(__file__).with_name("github_shapes.json")).read_text("utf-8"))
 REST = Path(__file__).resolve().parents[1] / "schemas" / "github-rest-subset.json"
 DOCS = "https://docs.github.com/rest"
+# The repository of the event fixtures (tests/github/events/) and the fork its PRs come from.
+REPOSITORY = ("acme/shop", 186853002)
+FORK = ("mallory/shop", 4343)
+WORKFLOW = ".github/workflows/litmus.yml"
+RUN = "GET /repos/{owner}/{repo}/actions/runs/{run_id}"
+ARTIFACTS = "GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"
 
 
 @cache
@@ -84,6 +97,14 @@ class FakeGitHubState:
     artifacts: dict[int, list[dict]] = field(default_factory=dict)
     artifact_zips: dict[int, bytes] = field(default_factory=dict)
     gone: set[int] = field(default_factory=set)
+    # Git history, for the trust decision: branch -> its head commit, commit -> its parents.
+    branches: dict[str, str] = field(default_factory=dict)
+    parents: dict[str, list[str]] = field(default_factory=dict)
+    # login -> `permission` of `GET .../collaborators/{login}/permission`; GitHub reportedly answers a
+    # non-collaborator on a public repository 200 `read`, so that is the default.
+    permissions: dict[str, str] = field(default_factory=dict)
+    # Route (its handler's name, e.g. "compare", "branches_where_head", "workflow_run") -> error status it answers.
+    fail: dict[str, int] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     # Requests or responses that do not match GitHub's schema: each one fails the test.
     violations: list[str] = field(default_factory=list)
@@ -116,6 +137,62 @@ class FakeGitHubState:
         self.commit_pulls.setdefault((repo, sha), []).append(pull)
         return pull
 
+    def load_git(self, path: Path, branches: list[str]) -> None:
+        """The history of the real repository at `path` as GitHub would know it: `branches` are the
+        repository's branches; every commit reachable from a ref or HEAD is known (a fork's commits are,
+        through the PR's `refs/pull/N/head`)."""
+        git = ["git", "-C", str(path)]
+        for branch in branches:
+            self.branches[branch] = subprocess.run([*git, "rev-parse", f"refs/heads/{branch}"], check=True,
+                                                   capture_output=True, text=True).stdout.strip()
+        listing = subprocess.run([*git, "rev-list", "--parents", "--all", "HEAD"], check=True,
+                                 capture_output=True, text=True).stdout
+        for line in listing.splitlines():
+            sha, *parents = line.split()
+            self.parents[sha] = parents
+
+    def ancestors(self, sha: str) -> set[str]:
+        """`sha` and every commit it descends from."""
+        seen, todo = set(), [sha]
+        while todo:
+            commit = todo.pop()
+            if commit not in seen:
+                seen.add(commit)
+                todo += self.parents.get(commit, [])
+        return seen
+
+    def add_run(self, run_id: int, *, event: str = "push", head_branch: str = "main", head_sha: str | None = None,
+                path: str = WORKFLOW, conclusion: str = "success", head_repository: tuple[str, int] = REPOSITORY,
+                repository: tuple[str, int] = REPOSITORY) -> dict:
+        """A completed workflow run, shaped by GitHub's schema; listed newest first (add the oldest first)."""
+        def repo(name_id: tuple[str, int]) -> dict:
+            full_name, repo_id = name_id
+            owner, name = full_name.split("/")
+            return {"id": repo_id, "full_name": full_name, "name": name, "fork": name_id != repository,
+                    "owner": {"login": owner}}
+        run = minimal(_operations()[RUN]["responses"]["200"]["schema"], {
+            "id": run_id, "event": event, "head_branch": head_branch, "head_sha": head_sha or f"{run_id:040x}",
+            "path": path, "status": "completed", "conclusion": conclusion, "run_number": run_id,
+            "head_repository": repo(head_repository), "repository": repo(repository)})
+        self.workflow_runs.insert(0, run)
+        return run
+
+    def add_artifact(self, run: dict, archive: bytes, *, artifact_id: int | None = None, name: str = "litmus-results",
+                     digest: str | None = "", **fields) -> dict:
+        """`run`'s artifact holding `archive`, its `workflow_run` that run's and its `digest` the archive's sha256
+        (or `digest` as given: None is an upload-artifact v3 artifact)."""
+        artifact_id = artifact_id or self.new_id()
+        item = _operations()[ARTIFACTS]["responses"]["200"]["schema"]["properties"]["artifacts"]["items"]
+        artifact = minimal(item, {
+            "id": artifact_id, "name": name, "expired": False, "size_in_bytes": len(archive),
+            "digest": "sha256:" + hashlib.sha256(archive).hexdigest() if digest == "" else digest,
+            "workflow_run": {"id": run["id"], "repository_id": run["repository"]["id"],
+                             "head_repository_id": run["head_repository"]["id"], "head_branch": run["head_branch"],
+                             "head_sha": run["head_sha"]}, **fields})
+        self.artifacts.setdefault(run["id"], []).append(artifact)
+        self.artifact_zips[artifact_id] = archive
+        return artifact
+
 
 # (method, path pattern, handler name, the operation in github-rest-subset.json)
 _ROUTES = [
@@ -134,10 +211,16 @@ _ROUTES = [
     ("GET", r"^/repos/([^/]+/[^/]+)/commits/([^/]+)/pulls$", "commit_pulls",
      "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
     ("GET", r"^/repos/([^/]+/[^/]+)/actions/runs$", "list_workflow_runs", "GET /repos/{owner}/{repo}/actions/runs"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/actions/runs/(\d+)$", "workflow_run", RUN),
     ("GET", r"^/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts$", "list_run_artifacts",
      "GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"),
     ("GET", r"^/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip$", "download_artifact",
      "GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/commits/([^/]+)/branches-where-head$", "branches_where_head",
+     "GET /repos/{owner}/{repo}/commits/{commit_sha}/branches-where-head"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/compare/(.+)$", "compare", "GET /repos/{owner}/{repo}/compare/{basehead}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission$", "permission",
+     "GET /repos/{owner}/{repo}/collaborators/{username}/permission"),
     # Not GitHub's API: the storage host an artifact download redirects to (no schema to check).
     ("GET", r"^/_storage/(\d+)\.zip$", "storage_blob", ""),
 ]
@@ -169,8 +252,11 @@ class _Handler(BaseHTTPRequestHandler):
                     if problems:
                         self.state.violations += problems
                         status, payload, headers = _error(422, "Invalid request: " + "; ".join(problems))
+                    elif name in self.state.fail:
+                        status, payload, headers = _error(self.state.fail[name], "Server Error")
                     else:
-                        status, payload, headers = getattr(self, name)(*match.groups(), query=query, body=body)
+                        groups = [unquote(group) for group in match.groups()]
+                        status, payload, headers = getattr(self, name)(*groups, query=query, body=body)
                     if operation and not isinstance(payload, bytes):
                         self.state.violations += violations_of(operation, str(status), payload)
                     break
@@ -306,6 +392,10 @@ class _Handler(BaseHTTPRequestHandler):
         per_page, page = min(100, int(query.get("per_page", 30))), int(query.get("page", 1))
         return 200, {"total_count": len(runs), "workflow_runs": runs[(page - 1) * per_page: page * per_page]}, {}
 
+    def workflow_run(self, repo, run_id, query, body):
+        run = next((r for r in self.state.workflow_runs if r["id"] == int(run_id)), None)
+        return (200, run, {}) if run else _error(404, "Not Found")
+
     def list_run_artifacts(self, repo, run_id, query, body):
         if "artifacts" in self.state.deny:
             return self._FORBIDDEN
@@ -325,6 +415,33 @@ class _Handler(BaseHTTPRequestHandler):
 
     def storage_blob(self, artifact_id, query, body):
         return 200, self.state.artifact_zips[int(artifact_id)], {}
+
+    # --- Commits and branches (the trust decision)
+    def branches_where_head(self, repo, sha, query, body):
+        return 200, [{"name": name, "protected": False, "commit": {
+            "sha": sha, "url": f"https://api.github.test/repos/{repo}/commits/{sha}"}}
+            for name, head in self.state.branches.items() if head == sha], {}
+
+    def compare(self, repo, basehead, query, body):
+        base, separator, head = basehead.partition("...")
+        base_sha, head_sha = self.state.branches.get(base, base), self.state.branches.get(head, head)
+        if not separator or not {base_sha, head_sha} <= set(self.state.parents):
+            return _error(404, "Not Found")
+        behind, ahead = self.state.ancestors(base_sha), self.state.ancestors(head_sha)
+        status = ("identical" if base_sha == head_sha else "behind" if head_sha in behind
+                  else "ahead" if base_sha in ahead else "diverged")
+        schema = _operations()["GET /repos/{owner}/{repo}/compare/{basehead}"]["responses"]["200"]["schema"]
+        compared = {"status": status, "ahead_by": len(ahead - behind), "behind_by": len(behind - ahead),
+                    "total_commits": len(ahead - behind), "base_commit": {"sha": base_sha}}
+        if status != "diverged":  # else the merge base is a common ancestor the fake does not work out
+            compared["merge_base_commit"] = {"sha": base_sha if status == "ahead" else head_sha}
+        return 200, minimal(schema, compared), {}
+
+    def permission(self, repo, login, query, body):
+        schema = _operations()["GET /repos/{owner}/{repo}/collaborators/{username}/permission"]["responses"]["200"]
+        permission = self.state.permissions.get(login, "read")
+        return 200, minimal(schema["schema"], {"permission": permission, "role_name": permission,
+                                               "user": {"login": login}}), {}
 
 
 class FakeGitHub:
