@@ -27,6 +27,7 @@ from support.target import Target
 
 EVENTS = Path(__file__).parent / "events"
 REPO = "acme/shop"
+PR = json.loads((EVENTS / "pull_request_fork.json").read_text("utf-8"))["number"]
 CREDENTIALS = {
     "INPUT_GITHUB-TOKEN": "ghs_workflowtoken_0123456789abcdef",
     "INPUT_JUDGE-API-KEY": "sk-judge-key-fedcba9876543210",
@@ -146,6 +147,8 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
         "GITHUB_OUTPUT": str(files / "output"), "GITHUB_STEP_SUMMARY": str(files / "summary"),
         "GITHUB_SHA": git(workspace, "rev-parse", "main"), "GITHUB_REF": "refs/heads/main",
         "GITHUB_BASE_REF": "main",
+        # The judge key is one of the planted credentials; runs without a judged check say so.
+        "INPUT_JUDGE-PROVIDER": "none",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
     })
     done = subprocess.run([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=environ,
@@ -159,6 +162,8 @@ def arrived(server: Target) -> str:
 
 
 def assert_no_credential_in(text: str) -> None:
+    """No credential in `text`, except in the `::add-mask::` commands that tell the runner to hide them."""
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("::add-mask::"))
     for name, value in CREDENTIALS.items():
         assert value not in text, f"{name} leaked"
 
@@ -175,7 +180,7 @@ def test_python_check_from_a_fork_does_not_run(tmp_path, fake_github, attacker, 
     outside = tmp_path / "outside-the-workspace.txt"
     head = fork_commit(workspace, {"probes/checks/order.py": fork_check(attacker.url("/steal"), outside)})
     fake_github.state.load_git(workspace, branches=["main"])
-    fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/checks/order.py", "status": "modified"}]
+    fake_github.state.pr_files[(REPO, PR)] = [{"filename": "probes/checks/order.py", "status": "modified"}]
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
     code, log, outputs = run_action(workspace, event, fake_github.url, base_url=target.base_url)
@@ -183,9 +188,9 @@ def test_python_check_from_a_fork_does_not_run(tmp_path, fake_github, attacker, 
     assert attacker.requests == [] and not outside.exists()
     assert (tmp_path / "runner" / "env").read_text() == "" and (tmp_path / "runner" / "path").read_text() == ""
     # The check is an error naming the opt-out, and the suite fails: exit 1 by fail-on suite.
-    assert code == 1 and outputs["verdict"] == "failed"
+    assert code == 1 and outputs["verdict"] == "failed", log
     document = results(workspace)
-    assert document["run"]["trusted"] is False and head[:12] in document["run"]["trust_reason"]
+    assert document["run"]["trusted"] is False and head[:8] in document["run"]["trust_reason"]
     (step,) = document["suites"][0]["flow_runs"][0]["steps"]
     python = next(a for a in step["assertions"] if a["type"] == "python")
     assert python["status"] == "error" and "allow-fork-code" in python["reason"] and python["critical"] is True
@@ -317,11 +322,11 @@ def test_pr_litmus_yaml_cannot_steer_the_judge(tmp_path, fake_github, attacker, 
             """)
         head = fork_commit(workspace, {"litmus.yaml": steering})
         fake_github.state.load_git(workspace, branches=["main"])
-        fake_github.state.pr_files[(REPO, 42)] = [{"filename": "litmus.yaml", "status": "modified"}]
+        fake_github.state.pr_files[(REPO, PR)] = [{"filename": "litmus.yaml", "status": "modified"}]
         event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
         code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url,
-                                  judge_base_url=judge.openai_base_url,
+                                  judge_provider="openai", judge_base_url=judge.openai_base_url,
                                   judge_api_key=CREDENTIALS["INPUT_JUDGE-API-KEY"])
 
         assert attacker.requests == []
@@ -337,7 +342,7 @@ def test_a_committed_verdict_cache_does_not_decide_a_verdict(tmp_path, fake_gith
         workspace, main_sha = judged_repository(tmp_path, target, "judge:\n  provider: openai\n  model: m\n")
         fake_github.state.load_git(workspace, branches=["main"])
         event = pull_request_target_event(tmp_path / "event.json", main_sha, main_sha)
-        inputs = {"base_url": target.base_url, "judge_base_url": judge.openai_base_url,
+        inputs = {"base_url": target.base_url, "judge_provider": "openai", "judge_base_url": judge.openai_base_url,
                   "judge_api_key": CREDENTIALS["INPUT_JUDGE-API-KEY"]}
         judge.default.score = 95  # the verdict the fork commits under .litmus/cache
         assert run_action(workspace, event, fake_github.url, **inputs)[0] == 0
@@ -363,14 +368,14 @@ def test_the_comment_lists_the_prs_changes_to_its_own_checks(tmp_path, fake_gith
     head = fork_commit(workspace, {"probes/checks/order.py": "def status_is_delivered(r, c):\n    return True\n",
                                    "litmus.yaml": "judge: {provider: none}\n"})
     fake_github.state.load_git(workspace, branches=["main"])
-    fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/checks/order.py", "status": "modified"},
+    fake_github.state.pr_files[(REPO, PR)] = [{"filename": "probes/checks/order.py", "status": "modified"},
                                               {"filename": "litmus.yaml", "status": "added"},
                                               {"filename": "src/app.py", "status": "modified"}]
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
     run_action(workspace, event, fake_github.url, base_url=target.base_url)
 
-    (comment,) = fake_github.state.comments[(REPO, 42)]
+    (comment,) = fake_github.state.comments[(REPO, PR)]
     body = comment["body"]
     assert "This pull request changes its own checks (2 files)" in body
     assert "`probes/checks/order.py`" in body and "`litmus.yaml`" in body and "src/app.py" not in body

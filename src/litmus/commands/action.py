@@ -270,12 +270,12 @@ class _Action:
                       fork_code_allowed=inputs.allow_fork_code and not trusted,
                       base_sha=self.pr.base_sha if self.pr else None)
         if trusted:
-            self.out.log(f"Litmus: trusted: {reason}")
+            self.out.log(f"Litmus: {reason}")
         elif trust.fork_code_allowed:
-            self.out.warning(f"Litmus: untrusted commit ({reason}), run as trusted because {FORK_CODE_INPUT} is true: "
+            self.out.warning(f"Litmus: {reason}; run as trusted because {FORK_CODE_INPUT} is true: "
                              "its python checks, litmus.yaml and env names run with this job's token and secrets")
         else:
-            self.out.notice(f"Litmus: untrusted: {reason}. Its python checks do not run, litmus.yaml is read from the "
+            self.out.notice(f"Litmus: {reason}. Its python checks do not run, litmus.yaml is read from the "
                             "base commit, env./secrets. resolve only names in env-allow, and requests go only to "
                             "base-url, the deployment URL and allowed-origins (docs/security.md)")
         return trust
