@@ -16,7 +16,8 @@ A failure is printed as one line pointing at the probe:
   probes/chat.yaml:23:11 Ask › ask › json_path $.order.status: expected "delayed", got "shipped"
 
 followed by a table per suite: flow runs passed / total against the suite's pass_threshold.
-Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or writes.
+Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or writes, and so are
+{{ env.NAME }} values unless --env-allow NAME lists them (one line says which were masked).
 
 Written to --out (default litmus-report/): results.json (the results document, see
 docs/running.md) and the reports chosen with --format (default: all).
@@ -40,6 +41,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litmus.trust import Trust
 
 FAIL_ON = ("suite", "assertion", "new", "never")
 DEFAULT_OUT = "litmus-report"
@@ -55,6 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="set {{ vars.NAME }} (repeatable; text; wins over --vars-file)")
     parser.add_argument("--vars-file", action="append", default=[], metavar="FILE",
                         help="a YAML or JSON mapping of {{ vars.NAME }} values (repeatable, later files win)")
+    parser.add_argument("--env-allow", action="append", default=[], metavar="NAME",
+                        help="show {{ env.NAME }} values in the outputs: every other env value is masked as *** "
+                             "(repeatable or comma-separated) [LITMUS_ENV_ALLOW]")
     parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                         help=f"where results.json and the reports go (default: {DEFAULT_OUT}/)")
     parser.add_argument("--format", action="append", metavar="FORMATS",
@@ -111,13 +119,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         run_vars = read_run_vars(args)
         base_url, suite_base_urls = _base_urls(args.base_url)
+        trust = _trust(args.env_allow, environ)
     except ValueError as exc:
         return _usage(str(exc))
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
     try:
-        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars)
+        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars, trust=trust)
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
@@ -138,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         base_url=base_url, concurrency=args.concurrency, suites=tuple(args.suite), flows=tuple(args.flow),
         shard=args.shard, fail_on=args.fail_on, max_body_bytes=args.max_body_bytes,
         transport_retries=args.transport_retries, timeout_ms=args.timeout_ms, run_vars=run_vars,
-        suite_base_urls=suite_base_urls,
+        suite_base_urls=suite_base_urls, trust=trust,
     )
     suites = selected_suites(loaded.suites, options)
     unset = [s.name for s in suites if not base_url and not s.base_url and s.name not in suite_base_urls]
@@ -162,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         judge = JudgeService.from_config(config.judge, environ)
     except JudgeConfigError as exc:
         return _usage(f"judge configuration: {exc}")
+    _note_masked_env(suites, environ, trust, console)
     return _execute(args, suites, options, judge, formats, console, baseline)
 
 
@@ -170,6 +180,29 @@ def read_run_vars(args: argparse.Namespace) -> dict:
     from litmus.load.run_vars import run_vars
 
     return run_vars(args.vars_file, args.var)
+
+
+def _note_masked_env(suites, environ, trust, console) -> None:
+    """The run's one line naming the env variables whose values every output masks."""
+    from litmus.run.runner import env_mask_notice, masked_env_items
+
+    notice = env_mask_notice((name for name, _ in masked_env_items(suites, environ, trust)), "--env-allow")
+    if notice:
+        console.note(notice)
+
+
+def _trust(env_allow: list[str], environ) -> Trust:
+    """A local run's trust: the operator's own files; `--env-allow` (else LITMUS_ENV_ALLOW) lists the
+    env values shown in the outputs (ValueError for a name that never resolves: listing it does nothing)."""
+    from litmus.trust import Trust, never_resolves
+
+    given = env_allow or [environ.get("LITMUS_ENV_ALLOW", "")]
+    names = [name.strip() for text in given for name in text.split(",") if name.strip()]
+    refused = [name for name in names if never_resolves(name)]
+    if refused:
+        raise ValueError(f"--env-allow {', '.join(refused)}: never resolves, whatever is allowed (the action's "
+                         "credentials reach no template)")
+    return Trust.local(env_allow=names)
 
 
 def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
