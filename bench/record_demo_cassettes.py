@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from litmus.config import ProviderConfig  # noqa: E402
-from litmus.demo.run import cassette_dir, demo_environment, demo_judge_config  # noqa: E402
+from litmus.demo.run import DEMO_TRUST, cassette_dir, demo_environment, demo_judge_config  # noqa: E402
 from litmus.demo.target import DemoCredentials, running_demo_target  # noqa: E402
 from litmus.judges import JudgeService  # noqa: E402
 from litmus.load import load_suites  # noqa: E402
@@ -141,10 +141,12 @@ def main() -> int:
             record=True,
         )
         judge = JudgeService.from_config(config, environ)
-        suites = load_suites([PROBES], environ=environ).suites
+        # The demo's own trust: the intent judge reads a masked transcript, so what it masks keys the cassettes.
+        suites = load_suites([PROBES], environ=environ, trust=DEMO_TRUST).suites
         try:
             with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
-                run_suites(suites, RunOptions(base_url=base_url, concurrency=1), judge=judge, environ=environ)
+                run_suites(suites, RunOptions(base_url=base_url, concurrency=1, trust=DEMO_TRUST), judge=judge,
+                           environ=environ)
         finally:
             judge.close()
         unscripted = tier1.unscripted + tier2.unscripted

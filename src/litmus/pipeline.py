@@ -66,8 +66,9 @@ class RunRequest:
     # Report formats (None: all).
     formats: list[str] | None = None
     baseline: Baseline | None = None
-    # How this front end names the output folder, and how it says "give a base URL".
+    # How this front end names the output folder and the env-allow setting, and how it says "give a base URL".
     out_dir_setting: str = "--out"
+    env_allow_setting: str = "--env-allow"
     base_url_hint: str = "pass --base-url (or set LITMUS_BASE_URL, or base_url in the suite)"
     # Values to mask in every output besides the suites' secrets and the judge keys (the GitHub token).
     extra_secrets: Sequence[str] = ()
@@ -102,17 +103,17 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     from litmus.judges.service import JudgeConfigError, JudgeService
     from litmus.load import load_suites
     from litmus.results import OutputError, check_output_dir
-    from litmus.run.runner import secret_values, selected_suites
+    from litmus.run.runner import env_mask_notice, masked_env_items, secret_values, selected_suites
 
     options, environ = request.options, request.environ
     try:
         loaded = load_suites(list(request.paths), root=request.root, environ=environ, strict_env=True,
-                             run_vars=options.run_vars)
+                             run_vars=options.run_vars, trust=options.trust)
     except ProbeError as exc:
         channel.diagnostics(exc.diagnostics)
         raise RunRefused("the probe files have errors", reported=True) from None
     # Before any output that could echo them (the runner masks them in every report too).
-    channel.mask(secret_values(loaded.suites, environ))
+    channel.mask(secret_values(loaded.suites, environ, options.trust))
     if loaded.warnings:
         channel.diagnostics(loaded.warnings)
     problem = check_selection(loaded.suites, options)
@@ -142,6 +143,10 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         judge = JudgeService.from_config(config.judge, environ, trust=options.trust)
     except JudgeConfigError as exc:
         raise RunRefused(f"judge configuration: {exc}") from None
+    notice = env_mask_notice((name for name, _ in masked_env_items(suites, environ, options.trust)),
+                             request.env_allow_setting)
+    if notice:
+        channel.note(notice)
     # What the trust policy left out or ignored (the PR's litmus.yaml, committed cache entries): said now,
     # and listed in the reports.
     request.trust_notes = [*request.trust_notes, *config.notes, *(judge.notes if judge else ())]

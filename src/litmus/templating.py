@@ -11,7 +11,9 @@ bare names (extracted variables, suite `variables`), `env.NAME`, `secrets.NAME`,
 A string that is exactly one template keeps the value's type (`"{{ scenario.data.order_id }}"`
 gives the number 1042); templates inside a longer string are replaced by their text (strings as
 they are, other values as JSON). Resolving `secrets.NAME` registers the value, and every value a
-filter derives from it (`| base64`), for redaction.
+filter derives from it (`| base64`), for redaction; so does `env.NAME` unless the run's `Trust` lists
+NAME in env-allow. The `Trust` also decides which names `env.`/`secrets.` may read at all
+(`Trust.refusal`): a refused name is an error that no `default(VALUE)` turns into a value.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
+
+from litmus.trust import Trust
 
 # Anything between {{ and }} is a template; whether its content is a valid expression is checked
 # after, so `{{ 1bad }}` is reported as an error rather than silently left in the text.
@@ -288,6 +292,7 @@ class Renderer:
         redactor: Any,
         run_vars: Mapping[str, Any] | None = None,
         setup: Mapping[str, Any] | None = None,
+        trust: Trust | None = None,
     ) -> None:
         self.suite = suite
         self.suite_variables: Mapping[str, Any] = suite.variables
@@ -299,6 +304,7 @@ class Renderer:
         self.redactor = redactor
         self.run_vars = run_vars or {}
         self.setup = setup
+        self.trust = trust or Trust.local()
         self.generated: dict[str, Any] = {}
         # LLM-based assertions of one step render in the judge's threads at the same time.
         self._lock = threading.Lock()
@@ -360,24 +366,40 @@ class Renderer:
                 raise
             value = ref.filters[defaults[0]].args[0]
             calls = ref.filters[defaults[0] + 1:]
+            register = None  # the probe's own fallback text is no secret
         else:
             calls = ref.filters
-        secret = ref.namespace == "secrets"
+            register = self._masking(ref.name)
         for call in calls:
             if call.name != "default":
                 value = FILTERS[call.name].apply(value, *call.args)
-                if secret:
-                    self.redactor.register(_text(value))
+                if register:
+                    register(_text(value))
         return value
+
+    def _masking(self, name: str) -> Callable[[str], None] | None:
+        """How the value of template name `name` (and what its filters derive) is registered for
+        redaction; None: it is not masked."""
+        head, _, rest = name.partition(".")
+        if head == "secrets" and rest:
+            return self.redactor.register
+        if head == "env" and rest and self.trust.masks_env(rest):
+            return self.redactor.register_env
+        return None
 
     def _lookup(self, name: str, depth: int, memo: dict[str, Any]) -> Any:
         head, _, rest = name.partition(".")
         if head in ("env", "secrets") and rest:
+            refused = self.trust.refusal(rest)
+            if refused:
+                # Not a MissingName: a `default` must not stand in where someone thought they sent a token.
+                raise TemplateError(f"'{{{{ {name} }}}}': {refused}")
             if rest not in self.environ:
                 raise MissingName(f"environment variable {rest} is not set (template '{{{{ {name} }}}}')")
             value = self.environ[rest]
-            if head == "secrets":
-                self.redactor.register(value)
+            register = self._masking(name)
+            if register:
+                register(value)
             return value
         if head == "vars" and rest:
             if rest not in self.run_vars:

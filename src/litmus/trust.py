@@ -23,6 +23,8 @@ NEVER_RESOLVE: tuple[str, ...] = ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_*", "ACTION
 
 # What an untrusted python check's outcome says.
 FORK_CODE_INPUT = "allow-fork-code"
+# The action input that lists the names an untrusted run may resolve (and that no run masks).
+ENV_ALLOW_INPUT = "env-allow"
 
 
 def never_resolves(name: str) -> bool:
@@ -84,6 +86,16 @@ class Trust:
         if never_resolves(name):
             return False
         return self.runs_pr_code or name in self.env_allow
+
+    def refusal(self, name: str) -> str | None:
+        """Why `env.NAME` / `secrets.NAME` may not be read in this run, None when it may: the one wording
+        of the loader's error and the renderer's."""
+        if never_resolves(name):
+            return f"{name} never resolves: the action's credentials ({', '.join(NEVER_RESOLVE)}) reach no template"
+        if not self.may_resolve(name):
+            return (f"{name} is not in {ENV_ALLOW_INPUT}: this run is untrusted ({self.reason}), so env.* and "
+                    f"secrets.* resolve only the names listed in the action input {ENV_ALLOW_INPUT}")
+        return None
 
     def masks_env(self, name: str) -> bool:
         """`env.NAME` values are masked like secrets unless the name is in env-allow (every mode)."""

@@ -1,5 +1,6 @@
 """Secrets through `litmus action`, as the container runs it: a probe secret, the judge key and the GitHub
-token are sent in headers, query strings and JSON bodies, echoed back by the target in bodies and
+token (under a name the workflow chose: `env.GITHUB_TOKEN` itself never resolves, and an `env.` value is
+masked like a secret) are sent in headers, query strings and JSON bodies, echoed back by the target in bodies and
 headers, compared in failing assertions, extracted and judged. Not one byte written anywhere holds
 them, in any encoding: the output directory, the verdict cache, stdout/stderr (bar the `::add-mask::`
 lines that tell the runner to hide them), $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, every request body the
@@ -37,16 +38,16 @@ flows:
           headers:
             X-Token: "{{ secrets.SHOP_TOKEN }}"
             X-Judge: "{{ env.LITMUS_JUDGE_API_KEY }}"
-            X-GitHub: "{{ env.GITHUB_TOKEN }}"
+            X-GitHub: "{{ env.TOKEN_COPY }}"
           query:
             key: "{{ secrets.SHOP_TOKEN }}"
             judge: "{{ env.LITMUS_JUDGE_API_KEY }}"
-            gh: "{{ env.GITHUB_TOKEN }}"
+            gh: "{{ env.TOKEN_COPY }}"
           json:
             token: "{{ secrets.SHOP_TOKEN }}"
             judge: "{{ env.LITMUS_JUDGE_API_KEY }}"
-            gh: "{{ env.GITHUB_TOKEN }}"
-            all: "{{ secrets.SHOP_TOKEN }} {{ env.LITMUS_JUDGE_API_KEY }} {{ env.GITHUB_TOKEN }}"
+            gh: "{{ env.TOKEN_COPY }}"
+            all: "{{ secrets.SHOP_TOKEN }} {{ env.LITMUS_JUDGE_API_KEY }} {{ env.TOKEN_COPY }}"
         extract:
           echoed: {json_path: $.json.token}
           echoed_header: {header: X-Echo-Judge}
@@ -56,7 +57,7 @@ flows:
           - {type: json_path, path: $.json.judge, expected: "x"}
           - {type: json_path, path: $.json.gh, expected: "x"}
           - {type: json_path, path: $.headers, json_type: string}
-          - {type: contains, value: "absent {{ env.GITHUB_TOKEN }}"}
+          - {type: contains, value: "absent {{ env.TOKEN_COPY }}"}
           - {type: not_contains, value: canary}
           - {type: llm_rubric, rubric: "Echoes nothing secret"}
       - name: reuse
@@ -96,7 +97,7 @@ def action_run(tmp_path_factory):
             "INPUT_GITHUB-TOKEN": GITHUB_TOKEN, "INPUT_BASE-URL": target.base_url,
             "INPUT_JUDGE-PROVIDER": "openai", "INPUT_JUDGE-MODEL": "judge-small",
             "INPUT_JUDGE-BASE-URL": judge.openai_base_url, "INPUT_JUDGE-API-KEY": JUDGE_KEY,
-            "SHOP_TOKEN": PROBE_SECRET,
+            "SHOP_TOKEN": PROBE_SECRET, "TOKEN_COPY": GITHUB_TOKEN,
         })
         ran = run_litmus(["action"], cwd=workspace, env=env)
         sent_to_github = [(c.method, c.path, c.query, c.body) for c in github.state.calls]

@@ -358,7 +358,7 @@ class _Action:
             paths=[self.workspace / p for p in inputs.probes], root=self.workspace,
             out_dir=self.workspace / inputs.output_dir, options=options, config_args=self._config_args(),
             environ=environ, baseline=Baseline(url=inputs.baseline_url) if inputs.baseline_url else None,
-            out_dir_setting="output-dir",
+            out_dir_setting="output-dir", env_allow_setting="the env-allow input",
             base_url_hint="set the input 'base-url' (this event gives no deployment URL), or base_url in the suite",
             extra_secrets=token_forms(inputs.github_token), report_links=links,
             select=self._changed_suites if inputs.changed_only else None,

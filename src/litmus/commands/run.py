@@ -16,7 +16,8 @@ A failure is printed as one line pointing at the probe:
   probes/chat.yaml:23:11 Ask › ask › json_path $.order.status: expected "delayed", got "shipped"
 
 followed by a table per suite: flow runs passed / total against the suite's pass_threshold.
-Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or writes.
+Secrets ({{ secrets.NAME }}) are shown as *** in everything the run prints or writes, and so are
+{{ env.NAME }} values unless --env-allow NAME lists them (one line says which were masked).
 
 Written to --out (default litmus-report/): results.json (the results document, see
 docs/running.md) and the reports chosen with --format (default: all).
@@ -40,6 +41,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litmus.trust import Trust
 
 FAIL_ON = ("suite", "assertion", "new", "never")
 DEFAULT_OUT = "litmus-report"
@@ -55,6 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="set {{ vars.NAME }} (repeatable; text; wins over --vars-file)")
     parser.add_argument("--vars-file", action="append", default=[], metavar="FILE",
                         help="a YAML or JSON mapping of {{ vars.NAME }} values (repeatable, later files win)")
+    parser.add_argument("--env-allow", action="append", default=[], metavar="NAME",
+                        help="show {{ env.NAME }} values in the outputs: every other env value is masked as *** "
+                             "(repeatable or comma-separated) [LITMUS_ENV_ALLOW]")
     parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                         help=f"where results.json and the reports go (default: {DEFAULT_OUT}/)")
     parser.add_argument("--format", action="append", metavar="FORMATS",
@@ -113,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         run_vars = read_run_vars(args)
         base_url, suite_base_urls = _base_urls(args.base_url)
+        trust = _trust(args.env_allow, environ)
     except ValueError as exc:
         return _usage(str(exc))
     except ProbeError as exc:
@@ -125,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         base_url=base_url or environ.get("LITMUS_BASE_URL") or None, concurrency=args.concurrency,
         suites=tuple(args.suite), flows=tuple(args.flow), shard=args.shard, fail_on=args.fail_on,
         max_body_bytes=args.max_body_bytes, transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
-        run_vars=run_vars, suite_base_urls=suite_base_urls,
+        run_vars=run_vars, suite_base_urls=suite_base_urls, trust=trust,
     )
     request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
                          config_args=args, environ=environ, formats=formats, baseline=baseline)
@@ -141,6 +150,20 @@ def read_run_vars(args: argparse.Namespace) -> dict:
     from litmus.load.run_vars import run_vars
 
     return run_vars(args.vars_file, args.var)
+
+
+def _trust(env_allow: list[str], environ) -> Trust:
+    """A local run's trust: the operator's own files; `--env-allow` (else LITMUS_ENV_ALLOW) lists the
+    env values shown in the outputs (ValueError for a name that never resolves: listing it does nothing)."""
+    from litmus.trust import Trust, never_resolves
+
+    given = env_allow or [environ.get("LITMUS_ENV_ALLOW", "")]
+    names = [name.strip() for text in given for name in text.split(",") if name.strip()]
+    refused = [name for name in names if never_resolves(name)]
+    if refused:
+        raise ValueError(f"--env-allow {', '.join(refused)}: never resolves, whatever is allowed (the action's "
+                         "credentials reach no template)")
+    return Trust.local(env_allow=names)
 
 
 def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:

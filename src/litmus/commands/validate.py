@@ -18,6 +18,8 @@ these paths would check nothing.
 Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
 {{ secrets.X }}), or a {{ vars.X }} not given with --var / --vars-file, is a warning here:
 validate works locally without the CI secrets and run variables; nor is the judge's API key looked for.
+A name that never resolves (the action's credentials: GITHUB_TOKEN, GH_TOKEN, INPUT_*, ACTIONS_*,
+RUNNER_*) is an error, as in every run: such a template can never work.
 
 Exit status: 0 valid (warnings allowed), 2 any error (including: no suite found).
 """

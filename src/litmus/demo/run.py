@@ -14,11 +14,15 @@ from typing import TextIO
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
 from litmus.run.runner import FailOn, RunOptions
+from litmus.trust import Trust
 
 # The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
 # an escalated and a needs_review outcome. The replay provider keys cassettes by prompt and tier only.
 ESCALATION_BAND = 10
 REPLAY = ProviderConfig("replay", "recorded")
+# The login user name is no secret (docs/demo.md): shown in the reports, as `--env-allow` would; the two
+# `secrets.` values stay masked.
+DEMO_TRUST = Trust.local(env_allow=("LITMUS_DEMO_USER",))
 
 
 def demo_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -60,7 +64,7 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
     try:
-        suites = load_suites([probes], environ=environ).suites
+        suites = load_suites([probes], environ=environ, trust=DEMO_TRUST).suites
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=stderr)
         return 2
@@ -71,8 +75,8 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     try:
         with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
             print(f"demo target: {base_url} (litmus.demo.target)\n", file=stdout)
-            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on), judge=judge, environ=environ,
-                                on_event=console.on_event)
+            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST), judge=judge,
+                                environ=environ, on_event=console.on_event)
     finally:
         if judge is not None:
             judge.close()

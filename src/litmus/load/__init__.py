@@ -24,6 +24,7 @@ from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.known_valid import known_valid
 from litmus.load.source import SourceError, read_yaml
 from litmus.model import Suite
+from litmus.trust import Trust
 
 SUFFIXES = (".yaml", ".yml")
 # Top-level keys only a probe suite has: a mapping with one of them but no `suite:` was meant as a suite.
@@ -70,13 +71,14 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 def load_suites(paths: list[str | Path], *, root: Path | None = None,
                 environ: Mapping[str, str] = os.environ, strict_env: bool = True,
-                run_vars: Mapping[str, object] | None = None) -> LoadResult:
+                run_vars: Mapping[str, object] | None = None, trust: Trust | None = None) -> LoadResult:
     """Load and validate every suite under `paths`.
 
     `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
     and `Suite.file` / positions are relative to it. With `strict_env` (litmus run) a missing
     `env.`/`secrets.` variable, or a `vars.` name not in `run_vars`, is an error; without
-    (litmus validate) a warning.
+    (litmus validate) a warning. `trust` (default `Trust.local()`) says which names `env.`/`secrets.`
+    may read; a name it refuses is an error in either mode.
     """
     root = Path(root).resolve() if root else repo_root()
     files = discover(paths)
@@ -92,7 +94,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             target = lists[path.resolve()] = Collector()
         with _gc_paused():
             suite = _load_file(path, root, target, environ, strict_env, run_vars or {},
-                               warn_if_not_suite=path in explicit)
+                               warn_if_not_suite=path in explicit, trust=trust)
         if suite is None:
             continue
         if suite.name in names:
@@ -174,7 +176,7 @@ def _suite_typo(item) -> str:
 
 
 def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
-               run_vars: Mapping[str, object], *, warn_if_not_suite: bool) -> Suite | None:
+               run_vars: Mapping[str, object], *, warn_if_not_suite: bool, trust: Trust | None) -> Suite | None:
     from litmus.load.suite import SuiteBuilder
 
     display = _display(path, root)
@@ -203,5 +205,6 @@ def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[st
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None
-    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env, run_vars).build()
+    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env, run_vars,
+                         trust).build()
     return suite if collector.count_errors() == errors_before else None

@@ -38,6 +38,7 @@ from litmus.model import (
     SuiteJudge,
 )
 from litmus.templating import TEMPLATE
+from litmus.trust import Trust
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
               "context", "flows", "setup", "teardown", "serial")
@@ -63,7 +64,8 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STATUS_CLASS = re.compile(r"[1-5]xx")
 class SuiteBuilder:
     def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
-                 environ: Mapping[str, str], strict_env: bool, run_vars: Mapping[str, Any] | None = None) -> None:
+                 environ: Mapping[str, str], strict_env: bool, run_vars: Mapping[str, Any] | None = None,
+                 trust: Trust | None = None) -> None:
         self.item = item
         self.file = file
         self.abs_path = abs_path
@@ -72,6 +74,7 @@ class SuiteBuilder:
         self.environ = environ
         self.strict_env = strict_env
         self.run_vars = run_vars or {}
+        self.trust = trust or Trust.local()
         self.specs = all_specs()
 
     def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
@@ -110,7 +113,7 @@ class SuiteBuilder:
         variables_item = f.raw("variables")
         variables = self.variables(f)
         scope = Scope(frozenset(variables), self.environ, self.strict_env, scenarios, run_vars=self.run_vars,
-                      scenario_file=scenario_file)
+                      scenario_file=scenario_file, trust=self.trust)
         # A variable that refers to itself is reported where it is rendered: an extracted variable
         # of the same name would shadow the reference, and which names steps extract is not known yet.
         scope.sizes = variable_sizes(variables, scope)
@@ -121,7 +124,7 @@ class SuiteBuilder:
         base_url = f.take("base_url", "string", default=None)
         if base_url is not None:
             self.check_base_url(f, base_url, Scope(scope.variables, self.environ, self.strict_env, None,
-                                                   run_vars=self.run_vars, sizes=scope.sizes))
+                                                   run_vars=self.run_vars, sizes=scope.sizes, trust=self.trust))
         defaults_item = f.raw("defaults")
         defaults = None
         if defaults_item is not None:
@@ -135,7 +138,7 @@ class SuiteBuilder:
         setup = self.steps(self.items(f, "setup"), scope, defaults, defaults_item)
         setup_names = frozenset(e.name for step in setup for e in step.extract) if f.has("setup") else None
         flow_scope = Scope(scope.variables, self.environ, self.strict_env, scope.scenarios, set(), self.run_vars,
-                           setup_names, scope.scenario_file, scope.sizes)
+                           setup_names, scope.scenario_file, scope.sizes, self.trust)
         flows = []
         seen: dict[str, Item] = {}
         for flow_item in self.items(f, "flows", required=True):
@@ -144,7 +147,7 @@ class SuiteBuilder:
                 flows.append(flow)
         # Teardown runs once, with no scenario: it sees suite-level names and the setup values.
         teardown_scope = Scope(scope.variables, self.environ, self.strict_env, None, set(), self.run_vars,
-                               setup_names, None, scope.sizes)
+                               setup_names, None, scope.sizes, self.trust)
         teardown = self.steps(self.items(f, "teardown"), teardown_scope, defaults, defaults_item)
         return Suite(
             pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path,

@@ -6,8 +6,9 @@ the same flow (an assertion may also use its own step's extractions); `scenario.
 `context` (`scenario.data.<path>` must exist in every inline scenario's data; for a
 `scenarios_file`, its first key must be a column or key of every row); `env.`/`secrets.` must be set
 in the environment and `vars.` given with `--var`/`--vars-file` (errors for `litmus run`, warnings
-for `litmus validate`); `setup.NAME` must be extracted by the suite's setup. A name with a
-`default(VALUE)` filter may be missing. A string whose expansion is provably longer than
+for `litmus validate`), and be names the run's `Trust` lets them read (an error everywhere: the
+action's credentials never resolve); `setup.NAME` must be extracted by the suite's setup. A name with
+a `default(VALUE)` filter may be missing, but not refused. A string whose expansion is provably longer than
 `MAX_RENDERED_CHARS` is an error.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from litmus.load.diagnostics import Collector, did_you_mean
 from litmus.load.source import Item
 from litmus.templating import FILTERS, MAX_RENDERED_CHARS, Reference, references
+from litmus.trust import Trust
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,12 @@ class Scope:
     scenario_file: FileScenarios | None = None
     # Lower bounds of each suite variable's rendered length (see `variable_sizes`).
     sizes: Mapping[str, int] = field(default_factory=dict)
+    # Which names `env.`/`secrets.` may read in this run.
+    trust: Trust = field(default_factory=Trust.local)
 
     def with_extracted(self, names: set[str]) -> Scope:
         return Scope(self.variables, self.environ, self.strict_env, self.scenarios, self.extracted | names,
-                     self.run_vars, self.setup, self.scenario_file, self.sizes)
+                     self.run_vars, self.setup, self.scenario_file, self.sizes, self.trust)
 
 
 def check_templates(item: Item, scope: Scope, collector: Collector) -> None:
@@ -95,6 +99,9 @@ def _name_problem(name: str, namespace: str | None, scope: Scope) -> tuple[str, 
     rest = name.split(".", 1)[1] if namespace else ""
     severity = "error" if scope.strict_env else "warning"
     if namespace in ("env", "secrets"):
+        refused = scope.trust.refusal(rest)
+        if refused:
+            return "error", f"!'{{{{ {name} }}}}': {refused}"
         return None if rest in scope.environ else (severity, f"environment variable {rest} (for '{name}') is not set")
     if namespace == "vars":
         if rest in scope.run_vars:

@@ -121,7 +121,8 @@ def run_steps(planned: PlannedRun, env: RunEnvironment,
     stop = stop or env.stop
     variables: dict[str, Any] = {}
     renderer = Renderer(planned.suite, scenario=planned.scenario, run_index=planned.run_index, variables=variables,
-                        environ=env.environ, redactor=env.redactor, run_vars=env.run_vars, setup=planned.setup)
+                        environ=env.environ, redactor=env.redactor, run_vars=env.run_vars, setup=planned.setup,
+                        trust=env.trust)
     session = env.client.session()  # never closed: closing a Session closes the shared pool
     steps: list[StepResult] = []
     stopped: str | None = None

@@ -1,8 +1,9 @@
 """Secret redaction: every registered secret becomes `***` in the free text that leaves the run.
 
-Values are registered before the run (every `{{ secrets.NAME }}`, the judge's API keys, the GitHub
-token) and during it (the values of `HttpOnly`/`Secure` cookies the target sets, and any value
-extracted from a credential header such as `Set-Cookie`).
+Values are registered before the run (every `{{ secrets.NAME }}`, every `{{ env.NAME }}` whose name
+is not in env-allow, the judge's API keys, the GitHub token) and during it (the values of
+`HttpOnly`/`Secure` cookies the target sets, and any value extracted from a credential header such
+as `Set-Cookie`).
 
 What is masked: everything in the results but their `STRUCTURE` (statuses, verdicts, types, names
 and files from the probe, numbers), that is the free text listed in `FREE_TEXT` (reasons,
@@ -116,6 +117,12 @@ _CUT_FLAG = {(results.RequestExcerpt, "body"): "body_truncated",
              (results.StreamRecord, "raw"): None}
 
 
+def masks_env_value(value: str) -> bool:
+    """Whether an `env.` value (of a name not in env-allow) is masked: one under SHORT_SECRET characters
+    is no credential, and masking it would hide ordinary words in every report (`eu` in `queue`)."""
+    return len(value) >= SHORT_SECRET
+
+
 def encodings(secret: str) -> set[str]:
     """Every form of `secret` that an encoder on the way out (ours, requests', the target's) may write."""
     if _PLAIN.fullmatch(secret):  # most tokens and cookie values: no encoder but base64 changes them
@@ -224,6 +231,13 @@ class Redactor:
                 for k in range(MIN_FRAGMENT, len(form)):
                     _add_piece(self._prefixes, self._prefix_lengths, form[:k], form[k - MIN_FRAGMENT:k])
                     _add_piece(self._suffixes, self._suffix_lengths, form[-k:], form[-k:][:MIN_FRAGMENT])
+
+    def register_env(self, value: Any) -> None:
+        """Mask a value read through `{{ env.NAME }}` (or a filter's output of it) of a name not in
+        env-allow, unless `masks_env_value` says it is too short to be a credential."""
+        text = value if isinstance(value, str) else str(value)
+        if masks_env_value(text):
+            self.register(text)
 
     def _current_matcher(self) -> AhoCorasick | None:
         matcher = self._matcher

@@ -38,7 +38,7 @@ from litmus.results import (
 )
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
-from litmus.run.redact import Redactor
+from litmus.run.redact import Redactor, masks_env_value
 from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
@@ -152,6 +152,8 @@ def run_suites(
     # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
     for name, value in [*secret_items(selected, environ), *getattr(judge, "named_secrets", {}).items()]:
         redactor.register(value, name=name)
+    for _, value in masked_env_items(selected, environ, options.trust):
+        redactor.register_env(value)
     keep = shard_keys(selected, options)
     total = _planned_count(selected, options, keep)
     emit = on_event or (lambda event: None)
@@ -292,20 +294,44 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
     )
 
 
-def secret_values(suites: list[Suite], environ: Mapping[str, str]) -> Iterable[str]:
-    """Values of every `{{ secrets.NAME }}` the suites mention, registered before anything runs."""
-    return [value for _, value in secret_items(suites, environ)]
+def secret_values(suites: list[Suite], environ: Mapping[str, str], trust: Trust | None = None) -> Iterable[str]:
+    """Values the run will mask, to mask before anything runs: every `{{ secrets.NAME }}` the suites
+    mention, and every `{{ env.NAME }}` value `trust` (default: a local run's) masks."""
+    items = [*secret_items(suites, environ), *masked_env_items(suites, environ, trust or Trust.local())]
+    return [value for _, value in items]
 
 
 def secret_items(suites: list[Suite], environ: Mapping[str, str]) -> list[tuple[str, str]]:
     """(NAME, value) of every `{{ secrets.NAME }}` the suites mention that the environment sets."""
+    return [(name, environ[name]) for name in _mentioned(suites, "secrets") if name in environ]
+
+
+def masked_env_items(suites: list[Suite], environ: Mapping[str, str], trust: Trust) -> list[tuple[str, str]]:
+    """(NAME, value) of every `{{ env.NAME }}` the suites mention whose value is masked in every output:
+    set, readable, not in env-allow, and long enough to be a credential (`redact.masks_env_value`)."""
+    return [(name, environ[name]) for name in _mentioned(suites, "env")
+            if name in environ and trust.may_resolve(name) and trust.masks_env(name)
+            and masks_env_value(environ[name])]
+
+
+def env_mask_notice(names: Iterable[str], allow: str) -> str | None:
+    """The run's one notice about masked `env.` values (None when none is), `allow` saying how to list a
+    name: `--env-allow` for `litmus run`, the `env-allow` input in the action."""
+    names = sorted(set(names))
+    if not names:
+        return None
+    return f"env values masked in every output: {', '.join(names)} (list a name in {allow} to show it)"
+
+
+def _mentioned(suites: list[Suite], namespace: str) -> list[str]:
+    """The NAMEs of every `{{ namespace.NAME }}` in the suites, in order of first mention."""
     names: dict[str, None] = {}
     for suite in suites:
         # A suite's repr holds every string in it; scanning it is far cheaper than walking the tree.
         for ref in references(repr(suite)):
-            if ref.namespace == "secrets":
+            if ref.namespace == namespace:
                 names[ref.name.split(".", 1)[1]] = None
-    return [(name, environ[name]) for name in names if name in environ]
+    return list(names)
 
 
 def _judge_totals(judge: Any) -> JudgeTotals:
