@@ -12,12 +12,10 @@ import pytest
 from test_compare import SUITE, litmus, serve
 
 from litmus.commands.action import main
-from support.fake_github import parse_output_file
-from support.schema_instances import minimal
+from support.fake_github import FORK, parse_output_file
 from support.target import Target
 
 ROOT = Path(__file__).resolve().parents[1]
-OPERATIONS = json.loads((ROOT / "schemas" / "github-rest-subset.json").read_text("utf-8"))["operations"]
 EVENT = ROOT / "github" / "events" / "pull_request.json"
 REPO = "acme/shop"
 WORKFLOW = ".github/workflows/litmus.yml"
@@ -31,21 +29,16 @@ def workspace(tmp_path):
     return root
 
 
-def publish_baseline(fake_github, workspace: Path, base_url: str) -> None:
-    """The base branch's workflow run, with its results.json uploaded as the `litmus-results` artifact."""
+def publish_baseline(fake_github, workspace: Path, base_url: str, **run) -> dict:
+    """A workflow run (by default the base branch's push) with the results.json of the suites against
+    `base_url` uploaded as its `litmus-results` artifact; the artifact, to tamper with."""
     done = litmus("run", "--base-url", base_url, "--out", "base-run", cwd=workspace)
     assert done.returncode in (0, 1), done.stderr
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:
         bundle.write(workspace / "base-run" / "results.json", "results.json")
-    runs = OPERATIONS["GET /repos/{owner}/{repo}/actions/runs"]["responses"]["200"]["schema"]
-    artifacts = OPERATIONS["GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"]["responses"]["200"]["schema"]
     state = fake_github.state
-    state.workflow_runs = [minimal(runs["properties"]["workflow_runs"]["items"],
-                                   {"id": 6, "head_branch": "main", "path": WORKFLOW, "conclusion": "success"})]
-    state.artifacts = {6: [minimal(artifacts["properties"]["artifacts"]["items"],
-                                   {"id": 61, "name": "litmus-results", "expired": False})]}
-    state.artifact_zips = {61: buffer.getvalue()}
+    return state.add_artifact(state.add_run(run.pop("run_id", 6), **run), buffer.getvalue(), artifact_id=61)
 
 
 def action(workspace: Path, gh_url: str, **inputs) -> tuple[int, str, dict]:
@@ -89,6 +82,33 @@ def test_only_old_findings_pass_the_check(workspace, fake_github):
     assert code == 0, stdout
     run = check_run(fake_github)
     assert run["output"]["title"] == "0 new findings, 1 already failing, 0 fixed" and run["conclusion"] == "success"
+
+
+def test_a_forks_forged_baseline_is_refused_and_its_new_failures_still_fail(workspace, fake_github):
+    """The attack: a fork's PR from a branch named `main` runs the workflow and uploads results.json of its own
+    failing deployment, so every failure of the PR would be "already failing" and `fail-on: new` would pass."""
+    with serve(Target(), status="shipped", total="1") as head:
+        publish_baseline(fake_github, workspace, head.base_url, run_id=10, event="pull_request",
+                         head_repository=FORK, head_sha="3" * 40)
+        code, stdout, outputs = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+                                       fail_on="new")
+    assert code == 1, stdout
+    notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
+    assert len(notices) == 1 and "refused run 10: its event is 'pull_request'" in notices[0]
+    assert check_run(fake_github)["conclusion"] == "failure"
+    assert not fake_github.calls("GET", r"/artifacts/61/zip")  # the forged results are never downloaded
+    assert json.loads((workspace / outputs["results-path"]).read_text())["baseline"] is None
+
+
+def test_a_baseline_whose_bytes_do_not_match_its_digest_is_refused(workspace, fake_github):
+    with serve(Target(), status="shipped") as base, serve(Target(), status="shipped") as head:
+        artifact = publish_baseline(fake_github, workspace, base.base_url)
+        artifact["digest"] = "sha256:" + "0" * 64  # the bytes were swapped after upload
+        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+                                 fail_on="new")
+    assert code == 1, stdout
+    notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
+    assert len(notices) == 1 and "do not match its digest" in notices[0]
 
 
 def test_a_missing_artifact_is_a_notice_and_every_finding_counts_as_new(workspace, fake_github):

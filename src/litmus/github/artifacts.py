@@ -1,31 +1,44 @@
 """The base branch's last results, from GitHub Actions artifacts (the action's `baseline: artifact`).
 
-The latest successful run of this workflow on the PR's base branch is found through the workflow-runs
-list, its artifact by name through the run's artifact list, and the artifact's zip downloaded through
-the same client (its retries, its timeouts) with a size cap, then `results.json` read out of it in
-memory (no member is ever extracted to a path, so a crafted archive cannot write anywhere).
+Listing runs by branch name is not provenance: a fork's pull request whose branch is named `main` runs in
+this repository too, can change the workflow that uploads the artifact, and would hand over a results.json
+that turns the PR's new failures into "already failing". So a baseline is taken only from a run that
+this repository's own push (or schedule, or manual dispatch) made on the base branch, of this workflow,
+successful (`run_problem`), and only from an artifact that names that run as its producer, has not
+expired, is of bounded size and carries the sha256 `digest` its bytes are checked against
+(`artifact_problem`). Its zip is read in memory: an archive with an absolute, `..` or link member is
+refused, and only `results.json` is read, capped (no member is ever extracted to a path).
 
-A missing workflow run, artifact or file, an expired artifact, an API refusal or an unreadable
-document gives no baseline and a notice saying why: comparing is a help to the reviewer, and its
-absence must never fail the check.
+Whatever fails gives no baseline and a notice naming the check: comparing is a help to the reviewer,
+and its absence must never fail the check (every finding then counts as new).
+
+`workflow_run_provenance` judges, by the same rules, whether a `workflow_run` event's triggering run may
+be trusted as a source of results.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import re
+import stat
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from litmus.github.api import GitHubAPIError, GitHubClient
 from litmus.results import ResultsError, RunResult, load_results
 
 DEFAULT_ARTIFACT = "litmus-results"
 RESULTS_MEMBER = "results.json"
-# A results.json of 10,000 steps is about 25 MB; an artifact larger than this is not ours.
+# A results.json of 10,000 steps is about 25 MB; an artifact (or its results.json) larger than this is not ours.
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 # Workflow runs looked at, newest first, before giving up on finding one of this workflow.
 MAX_RUNS_SCANNED = 300
+# Events only people with write access cause, running the branch's own workflow file.
+TRUSTED_EVENTS = ("push", "schedule", "workflow_dispatch")
+WORKFLOWS_DIR = ".github/workflows/"
+_DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 
 
 @dataclass(frozen=True)
@@ -45,37 +58,42 @@ def workflow_path(workflow_ref: str) -> str:
 
 def fetch_baseline(client: GitHubClient, repository: str, *, workflow: str, branch: str, save_to: Path,
                    artifact_name: str = DEFAULT_ARTIFACT) -> BaselineArtifact:
-    """The results of the newest successful run of `workflow` on `branch`; saved to `save_to` when found."""
+    """The results of the newest trusted run of `workflow` on `branch` (`run_problem`); saved to `save_to` when
+    found and every check holds, else no result and a notice naming the failed check."""
     none = lambda why: BaselineArtifact(None, f"no baseline: {why}")  # noqa: E731
     if not (workflow and branch):
         return none("the workflow file or the base branch is unknown (GITHUB_WORKFLOW_REF, pull request)")
     try:
-        run = _latest_successful_run(client, repository, workflow, branch)
-        if run is None:
-            return none(f"no successful run of {workflow} on {branch} among the last {MAX_RUNS_SCANNED} runs")
+        found, refused = _latest_trusted_run(client, repository, workflow, branch)
+        if found is None:
+            return none(f"no successful run of {workflow} on {branch} that this repository's own push made, among "
+                        f"the last {MAX_RUNS_SCANNED} runs" + (f" (refused {refused})" if refused else ""))
+        # The run itself, by id: the object the artifact's producer is checked against.
+        run = client.get(f"/repos/{repository}/actions/runs/{found['id']}")
+        problem = run_problem(run, repository=repository, workflow=workflow, branch=branch)
+        if problem:
+            return none(f"run {found['id']} refused: {problem}")
         artifacts = client.get(f"/repos/{repository}/actions/runs/{run['id']}/artifacts",
                                name=artifact_name, per_page=100).get("artifacts", [])
         artifact = next((a for a in artifacts if a.get("name") == artifact_name), None)
         if artifact is None:
             return none(f"run {run['id']} of {workflow} on {branch} has no artifact named {artifact_name!r}")
-        if artifact.get("expired"):
-            return none(f"the artifact {artifact_name!r} of run {run['id']} has expired")
+        problem = artifact_problem(artifact, run)
+        if problem:
+            return none(f"the artifact {artifact_name!r} of run {run['id']} refused: {problem}")
         archive = client.download(f"/repos/{repository}/actions/artifacts/{artifact['id']}/zip", MAX_ARTIFACT_BYTES)
     except GitHubAPIError as exc:
         if exc.status == 410:
             return none("the baseline artifact has expired (HTTP 410)")
         return none(f"GitHub refused or failed ({exc.method} {exc.path}: HTTP {exc.status})")
-    source = f"artifact {artifact_name!r} of run {run['id']} ({workflow} on {branch}, {run.get('head_sha', '')[:12]})"
-    try:
-        with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
-            member = next((n for n in bundle.namelist() if n.rsplit("/", 1)[-1] == RESULTS_MEMBER), None)
-            if member is None:
-                return none(f"{source} holds no {RESULTS_MEMBER}")
-            if bundle.getinfo(member).file_size > MAX_ARTIFACT_BYTES:
-                return none(f"{source}: {RESULTS_MEMBER} is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB")
-            data = bundle.read(member)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        return none(f"{source} is not a readable zip ({type(exc).__name__})")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return none("GitHub's answer about the workflow run or its artifacts is not one Litmus can read")
+    source = f"artifact {artifact_name!r} of run {run['id']} ({workflow} on {branch}, {str(run['head_sha'])[:12]})"
+    if hashlib.sha256(archive).hexdigest() != _DIGEST.fullmatch(artifact["digest"]).group(1):
+        return none(f"{source} refused: the bytes downloaded do not match its digest {artifact['digest']}")
+    data, problem = read_results_member(archive)
+    if problem:
+        return none(f"{source} {problem}")
     save_to.parent.mkdir(parents=True, exist_ok=True)
     save_to.write_bytes(data)
     try:
@@ -85,17 +103,124 @@ def fetch_baseline(client: GitHubClient, repository: str, *, workflow: str, bran
     return BaselineArtifact(result, f"baseline: {source}", source)
 
 
-def _latest_successful_run(client: GitHubClient, repository: str, workflow: str, branch: str) -> dict | None:
-    scanned = 0
-    page = 1
+def run_problem(run: dict, *, repository: str, workflow: str, branch: str) -> str | None:
+    """Why `run` (GitHub's workflow-run object) is not a successful run of `workflow` that a push (schedule,
+    dispatch) to `branch` of `repository` made; None when it is one."""
+    if run.get("event") not in TRUSTED_EVENTS:
+        return f"its event is {run.get('event')!r}, not {', '.join(TRUSTED_EVENTS)}"
+    own = (run.get("repository") or {})
+    if str(own.get("full_name", "")).casefold() != repository.casefold():
+        return f"it ran in {own.get('full_name')!r}, not {repository}"
+    foreign = _foreign_head(run)
+    if foreign:
+        return foreign
+    if run.get("head_branch") != branch:
+        return f"its head branch is {run.get('head_branch')!r}, not {branch!r}"
+    if run.get("path") != workflow:
+        return f"its workflow is {run.get('path')!r}, not {workflow}"
+    if (run.get("status"), run.get("conclusion")) != ("completed", "success"):
+        return f"it is {run.get('status')}/{run.get('conclusion')}, not completed/success"
+    return None
+
+
+def artifact_problem(artifact: dict, run: dict) -> str | None:
+    """Why `artifact` (an artifact list entry) is not a usable artifact that `run` produced; None when it is."""
+    produced = artifact.get("workflow_run") or {}
+    expected = {"id": run["id"], "repository_id": run["repository"]["id"],
+                "head_repository_id": run["head_repository"]["id"], "head_branch": run["head_branch"],
+                "head_sha": run["head_sha"]}
+    for key, value in expected.items():
+        if produced.get(key) != value:
+            return f"its workflow_run.{key} is {produced.get(key)!r}, not the run's {value!r}"
+    if artifact.get("expired") is not False:
+        return "it has expired"
+    size = artifact.get("size_in_bytes")
+    if not isinstance(size, int) or size > MAX_ARTIFACT_BYTES:
+        return f"its size ({size!r} bytes) is more than {MAX_ARTIFACT_BYTES // 2**20} MiB"
+    if not (isinstance(artifact.get("digest"), str) and _DIGEST.fullmatch(artifact["digest"])):
+        return "it has no sha256 digest to check its bytes against (upload it with actions/upload-artifact v4 or newer)"
+    return None
+
+
+def read_results_member(archive: bytes) -> tuple[bytes, str]:
+    """`results.json` out of an artifact's zip, in memory and capped; (b"", why not) when the archive is not a
+    readable one, has a member that could write outside a folder (absolute, `..`, a link) or lacks the file."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
+            members = bundle.infolist()
+            for info in members:
+                if _unsafe_member(info):
+                    return b"", (f"refused: its member {info.filename!r} is an absolute path, climbs out "
+                                 "with '..' or is a link")
+            member = next((i for i in members if i.filename.rsplit("/", 1)[-1] == RESULTS_MEMBER and not i.is_dir()),
+                          None)
+            if member is None:
+                return b"", f"holds no {RESULTS_MEMBER}"
+            with bundle.open(member) as stream:
+                data = stream.read(MAX_ARTIFACT_BYTES + 1)  # a zip's declared sizes are the uploader's word
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
+        return b"", f"is not a readable zip ({type(exc).__name__})"
+    if len(data) > MAX_ARTIFACT_BYTES:
+        return b"", f"refused: its {RESULTS_MEMBER} is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB"
+    return data, ""
+
+
+def workflow_run_provenance(event: dict) -> tuple[bool, str]:
+    """(trusted, why) for a `workflow_run` event's triggering run as a source of results: trusted when a push,
+    schedule or dispatch of this repository made it, or a pull request from this repository itself (a fork's
+    run is attacker-made, whatever its branch is called), of a workflow file under .github/workflows/."""
+    run = event.get("workflow_run") if isinstance(event, dict) else None
+    if not isinstance(run, dict):
+        return False, "untrusted: the event carries no workflow_run"
+    name = f"run {run.get('id')} ({run.get('event')!r} on {run.get('head_branch')!r})"
+    repo_id = (event.get("repository") or {}).get("id")
+    if (run.get("repository") or {}).get("id") != repo_id or repo_id is None:
+        return False, f"untrusted: {name} did not run in this repository"
+    foreign = _foreign_head(run)
+    if foreign:
+        return False, f"untrusted: {name}: {foreign}"
+    if run.get("event") not in (*TRUSTED_EVENTS, "pull_request"):
+        return False, f"untrusted: {name}: its event is not push, schedule, workflow_dispatch or pull_request"
+    path = run.get("path")
+    expected = (event.get("workflow") or {}).get("path", path)
+    if not (isinstance(path, str) and path.startswith(WORKFLOWS_DIR) and ".." not in PurePosixPath(path).parts
+            and path == expected):
+        return False, f"untrusted: {name}: its workflow file {path!r} is not the event's workflow under {WORKFLOWS_DIR}"
+    return True, f"trusted: {name} was made by this repository's own {run['event']} of {path}"
+
+
+def _foreign_head(run: dict) -> str | None:
+    """Why `run`'s head repository is not the repository it ran in (a fork; ids survive renames)."""
+    head, own = run.get("head_repository") or {}, run.get("repository") or {}
+    if head.get("id") is None or head.get("id") != own.get("id"):
+        return (f"its head repository {head.get('full_name')!r} (id {head.get('id')}) is not "
+                f"{own.get('full_name')!r} (id {own.get('id')}): a fork's")
+    return None
+
+
+def _unsafe_member(info: zipfile.ZipInfo) -> bool:
+    name = info.filename.replace("\\", "/")
+    mode = info.external_attr >> 16
+    return (name.startswith("/") or re.match(r"^[A-Za-z]:", name) is not None
+            or ".." in PurePosixPath(name).parts or stat.S_ISLNK(mode))
+
+
+def _latest_trusted_run(client: GitHubClient, repository: str, workflow: str, branch: str) -> tuple[dict | None, str]:
+    """The newest run of `workflow` on `branch` with no `run_problem`, and why the newest refused one was refused
+    (a fork's run named like the branch is passed over, never used)."""
+    scanned, page, refused = 0, 1, ""
     while scanned < MAX_RUNS_SCANNED:
         runs = client.get(f"/repos/{repository}/actions/runs", branch=branch, status="success",
                           per_page=100, page=page).get("workflow_runs", [])
         for run in runs:  # newest first, as GitHub lists them
-            if run.get("path") == workflow and run.get("conclusion") == "success":
-                return run
+            if run.get("path") != workflow:
+                continue  # another workflow's run: not a candidate at all
+            problem = run_problem(run, repository=repository, workflow=workflow, branch=branch)
+            if problem is None:
+                return run, refused
+            refused = refused or f"run {run.get('id')}: {problem}"
         scanned += len(runs)
         if len(runs) < 100:
-            return None
+            break
         page += 1
-    return None
+    return None, refused
