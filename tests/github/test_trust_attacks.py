@@ -411,3 +411,38 @@ def test_deployment_url_must_match_deployment_hosts(tmp_path, fake_github, targe
     code, log, _ = run_action(workspace, event, fake_github.url, event_name="deployment_status",
                               deployment_hosts="127.0.0.1")
     assert target.requests and code == 1  # probed: the untrusted python check is an error
+
+
+# ---- attack 4's sibling: results a fork's own workflow made, merged by a workflow_run job
+
+
+def workflow_run_event(path: Path, *, from_fork: bool) -> Path:
+    event = json.loads((EVENTS / "workflow_run_fork.json").read_text("utf-8"))
+    if not from_fork:
+        run = event["workflow_run"]
+        run["event"] = "push"
+        run["head_repository"] = dict(event["repository"])
+    path.write_text(json.dumps(event))
+    return path
+
+
+@pytest.mark.parametrize("from_fork", [True, False], ids=["fork run", "own push"])
+def test_merged_results_of_a_fork_run_get_a_neutral_check(tmp_path, fake_github, target, from_fork):
+    workspace, _ = make_repository(tmp_path)
+    # The shard results the triggering run uploaded (here: a real run's, which failed).
+    done = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", target.base_url,
+                           "--out", "shards/1", "--fail-on", "never"], cwd=workspace, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))})
+    assert done.returncode == 0, done.stderr
+    event = workflow_run_event(tmp_path / "event.json", from_fork=from_fork)
+
+    code, log, _ = run_action(workspace, event, fake_github.url, event_name="workflow_run", merge="shards")
+
+    (check,) = fake_github.state.check_runs.values()
+    document = results(workspace)
+    if from_fork:
+        assert check["conclusion"] == "neutral" and "not vouched for" in check["output"]["title"]
+        assert document["run"]["trusted"] is False and "neutral" in " ".join(document["run"]["trust_notes"])
+    else:
+        assert check["conclusion"] == "failure" and document["run"]["trust_notes"] == []
+    assert code == 1  # the failing results still fail the step: unproven results never pass it

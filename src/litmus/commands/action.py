@@ -227,6 +227,8 @@ class _Action:
         self._changed: set[str] | None = None
         self._changed_known = False
         self.trust = self._decide_trust()
+        # Set when merged results come from a run of unproven provenance: the check run is then neutral.
+        self.unproven_results: str | None = None
 
     # ---- 1-3: the result
 
@@ -457,11 +459,29 @@ class _Action:
         for warning in warnings:
             self.out.warning(f"Litmus merge: {warning}")
         self.out.log(f"merged {len(files)} shard result(s): verdict {merged.verdict}")
+        self._check_results_provenance(merged)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
         paths, problems = write_outputs(merged, self.workspace / self.inputs.output_dir, links=links)
         self._after_writing(paths, problems)
         return merged, paths
+
+    def _check_results_provenance(self, merged: RunResult) -> None:
+        """On `workflow_run`, the results to merge were made by the triggering run, which a fork's pull request
+        can make with its own workflow: unless that run is the repository's own, its verdict is reported but
+        vouched for by nobody, so the check run is neutral and every report says why."""
+        from litmus.github.artifacts import workflow_run_provenance
+
+        if self.ctx.event_name != "workflow_run":
+            return
+        proven, why = workflow_run_provenance(self.ctx.event)
+        if proven:
+            self.out.log(f"Litmus: the results to merge come from a run this repository made ({why})")
+            return
+        self.unproven_results = f"the results were made by a run Litmus cannot vouch for ({why})"
+        self.out.warning(f"Litmus: {self.unproven_results}: the check run is neutral")
+        merged.run.trusted, merged.run.trust_reason = False, why
+        merged.run.trust_notes = [*merged.run.trust_notes, f"{self.unproven_results}: the check run is neutral"]
 
     def _report_diagnostics(self, diagnostics) -> None:
         for diagnostic in diagnostics:
@@ -539,6 +559,8 @@ class _Action:
             title = headline(result.baseline)
         if result.run.interrupted:
             title, conclusion = f"interrupted: {title} so far", "cancelled"
+        if self.unproven_results:
+            title, conclusion = f"not vouched for: {self.unproven_results}", "neutral"
         try:
             check = publish_check_run(
                 self.client, self.ctx.repository, sha, conclusion=conclusion, title=title,
