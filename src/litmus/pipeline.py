@@ -259,7 +259,22 @@ def _keep_baseline(path: Path, result: RunResult) -> None:
         write_results(path, result)
 
 
-@contextlib.contextmanager
-def no_phase(title: str) -> Iterator[None]:
-    """For channels that do not group their output."""
-    yield
+class ConsoleChannel:
+    """The pipeline's channel for a terminal (`litmus.console.Console`): diagnostics and warnings on stderr,
+    notes on stdout, no grouping."""
+
+    def __init__(self, console) -> None:
+        self.warning, self.note, self.on_event = console.warning, console.note, console.on_event
+        self.err = console.err
+
+    def diagnostics(self, diagnostics: list) -> None:
+        from litmus.errors import render_diagnostics
+
+        print(render_diagnostics(diagnostics), file=self.err)
+
+    def mask(self, values: Iterable[str | None]) -> None:
+        """A terminal has no masker: the runner keeps the values out of everything it prints and writes."""
+
+    @contextlib.contextmanager
+    def phase(self, title: str) -> Iterator[None]:
+        yield

@@ -109,12 +109,12 @@ def run(args: argparse.Namespace) -> int:
     from litmus.console import Console
     from litmus.errors import ProbeError, render_diagnostics
     from litmus.load import repo_root
-    from litmus.pipeline import RunRefused, RunRequest, prepare
+    from litmus.pipeline import ConsoleChannel, RunRefused, RunRequest, prepare
     from litmus.run.runner import RunOptions
 
     environ = os.environ
     console = Console(verbosity=-1 if args.quiet else 1 if args.verbose else 0, environ=environ)
-    channel = _ConsoleChannel(console)
+    channel = ConsoleChannel(console)
     formats = _formats(args.format)
     if isinstance(formats, str):
         return _usage(formats)
@@ -193,27 +193,6 @@ def _baseline(given: str | None):
         return Baseline(result=load_results(given), source=given)
     except ResultsError as exc:
         return f"--baseline: {exc}"
-
-
-class _ConsoleChannel:
-    """The pipeline's channel for a terminal: diagnostics and warnings on stderr, notes on stdout."""
-
-    def __init__(self, console) -> None:
-        self.console = console
-        self.warning, self.note, self.on_event = console.warning, console.note, console.on_event
-
-    def diagnostics(self, diagnostics: list) -> None:
-        from litmus.errors import render_diagnostics
-
-        print(render_diagnostics(diagnostics), file=sys.stderr)
-
-    def mask(self, values) -> None:
-        """A terminal has no masker: the runner keeps the values out of everything it prints and writes."""
-
-    def phase(self, title: str):
-        from litmus.pipeline import no_phase
-
-        return no_phase(title)
 
 
 def _execute(request, channel, console, suites, judge) -> int:

@@ -7,6 +7,7 @@ with a live (scripted) judge to re-record the cassettes: both take the judge set
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
@@ -56,10 +57,9 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     from litmus.console import Console
     from litmus.errors import ProbeError, render_diagnostics
     from litmus.judges import JudgeService
-    from litmus.load import load_suites
-    from litmus.report import write_reports
-    from litmus.results import write_results
-    from litmus.run.runner import failed_by, run_suites
+    from litmus.load import load_suites, repo_root
+    from litmus.pipeline import ConsoleChannel, RunRequest, execute
+    from litmus.run.runner import failed_by
 
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
@@ -72,17 +72,18 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     judge = JudgeService.from_config(demo_judge_config(probes), environ) if has_cassettes(probes) else None
     print(f"judge: verdicts replayed from {cassettes}" if judge else
           f"judge: none (no recorded verdicts in {cassettes}): LLM-based assertions are skipped", file=stdout)
-    try:
-        with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
-            print(f"demo target: {base_url} (litmus.demo.target)\n", file=stdout)
-            result = run_suites(suites, RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST), judge=judge,
-                                environ=environ, on_event=console.on_event)
-    finally:
-        if judge is not None:
-            judge.close()
-    results_path = out / "results.json"
-    write_results(results_path, result)
-    paths = write_reports(result, out)
-    console.report(result, str(results_path))
-    print("reports: " + ", ".join(str(path) for path in paths.values()), file=stdout)
-    return 1 if failed_by(result, fail_on) else 0
+    with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
+        print(f"demo target: {base_url} (litmus.demo.target)\n", file=stdout)
+        # The one run pipeline, from the run on: the demo's suites and judge are its own, not a config's.
+        request = RunRequest(paths=[probes], root=repo_root(), out_dir=out, environ=environ,
+                             options=RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST),
+                             config_args=argparse.Namespace())
+        output = execute(request, ConsoleChannel(console), suites, judge)
+    results_path = output.paths.get("results")
+    console.report(output.result, str(results_path) if results_path else None)
+    for problem in output.problems:
+        print(f"litmus demo: error: {problem}", file=stderr)
+    print("reports: " + ", ".join(str(path) for name, path in output.paths.items() if name != "results"), file=stdout)
+    if output.problems:
+        return 2
+    return 1 if failed_by(output.result, fail_on) else 0
