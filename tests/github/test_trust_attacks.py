@@ -334,30 +334,54 @@ def test_pr_litmus_yaml_cannot_steer_the_judge(tmp_path, fake_github, attacker, 
         outcome = results(workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"][0]
         assert outcome["status"] == "failed" and outcome["threshold"] == 75
         assert "litmus.yaml" in " ".join(results(workspace)["run"]["trust_notes"])
-        assert_no_credential_in(arrived(target) + log)
+        assert_no_credential_in(arrived(target) + "\n" + log)
 
 
 def test_a_committed_verdict_cache_does_not_decide_a_verdict(tmp_path, fake_github, target):
+    """Any mode: a cache entry git tracks is never read, even on a branch of the repository (trusted)."""
     with FakeJudge(api_key=CREDENTIALS["INPUT_JUDGE-API-KEY"]) as judge:
         workspace, main_sha = judged_repository(tmp_path, target, "judge:\n  provider: openai\n  model: m\n")
         fake_github.state.load_git(workspace, branches=["main"])
         event = pull_request_target_event(tmp_path / "event.json", main_sha, main_sha)
         inputs = {"base_url": target.base_url, "judge_provider": "openai", "judge_base_url": judge.openai_base_url,
                   "judge_api_key": CREDENTIALS["INPUT_JUDGE-API-KEY"]}
-        judge.default.score = 95  # the verdict the fork commits under .litmus/cache
+        judge.default.score = 95  # the verdict that gets committed under .litmus/cache
         assert run_action(workspace, event, fake_github.url, **inputs)[0] == 0
         git(workspace, "add", "-f", ".litmus")
-        git(workspace, "checkout", "-q", "--detach")
         git(workspace, "commit", "-q", "-m", "a cache entry that says pass")
-        head = git(workspace, "rev-parse", "HEAD")
         fake_github.state.load_git(workspace, branches=["main"])
-        event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
+        event = pull_request_target_event(tmp_path / "event.json", git(workspace, "rev-parse", "HEAD"), main_sha)
         judge.default.score = 20  # what the judge says of this reply
 
         code, log, _ = run_action(workspace, event, fake_github.url, **inputs)
 
+        assert results(workspace)["run"]["trusted"] is True
         assert len(judge.calls()) == 2 and code == 1  # judged again, not read from the committed entry
         assert "tracked by git" in log
+
+
+def test_a_restored_verdict_cache_does_not_decide_an_untrusted_verdict(tmp_path, fake_github, target):
+    """A cache restored by actions/cache (untracked) may hold what the PR's own jobs wrote: an untrusted run
+    does not read it; a trusted one does."""
+    with FakeJudge(api_key=CREDENTIALS["INPUT_JUDGE-API-KEY"]) as judge:
+        workspace, main_sha = judged_repository(tmp_path, target, "judge:\n  provider: openai\n  model: m\n")
+        head = fork_commit(workspace, {"README.md": "fork\n"})
+        fake_github.state.load_git(workspace, branches=["main"])
+        inputs = {"base_url": target.base_url, "judge_provider": "openai", "judge_base_url": judge.openai_base_url,
+                  "judge_api_key": CREDENTIALS["INPUT_JUDGE-API-KEY"]}
+        git(workspace, "checkout", "-q", "main")
+        trusted = pull_request_target_event(tmp_path / "trusted.json", head, main_sha)
+        judge.default.score = 95  # the entry the cache now holds says pass
+        assert run_action(workspace, trusted, fake_github.url, **inputs)[0] == 0
+        assert run_action(workspace, trusted, fake_github.url, **inputs)[0] == 0
+        assert len(judge.calls()) == 1  # trusted: the second run read the cache
+        git(workspace, "checkout", "-q", head)
+        judge.default.score = 20
+
+        code, log, _ = run_action(workspace, pull_request_target_event(tmp_path / "fork.json", head, main_sha),
+                                  fake_github.url, **inputs)
+
+        assert len(judge.calls()) == 2 and code == 1 and "not used in an untrusted run" in log
 
 
 # ---- the comment: the PR's changes to its own checks

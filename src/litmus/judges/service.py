@@ -15,6 +15,7 @@ request changed (`needs_review`, saying why).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import threading
@@ -123,6 +124,8 @@ class JudgeService:
         # that returns after that writes nothing, so an exit right then cannot leave a partial file.
         self._store_lock = threading.Lock()
         self._totals = JudgeTotals()
+        # Why the verdict cache was not used, when the trust policy turned it off.
+        self.cache_note: str | None = None
         self._first_start: float | None = None
         self._last_end: float | None = None
         # Per tier: calls in a row that could not reach it, and the reason once it is given up.
@@ -136,8 +139,14 @@ class JudgeService:
         API key variable is not set. `trust` (default: a local run's) decides which cassettes may be replayed."""
         if config is None:
             return None
+        trust = trust or Trust.local()
+        distrusted_cache = config.use_cache and not trust.runs_pr_code
+        if distrusted_cache:
+            # A restored cache may hold what the pull request's own jobs wrote: an untrusted run neither reads
+            # nor feeds it, so every verdict comes from the judge.
+            config = dataclasses.replace(config, use_cache=False)
         root = repo_root(config.cache)
-        recordings = Recordings(root if (root / ".git").exists() else None, trust or Trust.local())
+        recordings = Recordings(root if (root / ".git").exists() else None, trust)
         chain = [config.tier1] + ([config.escalation.to] if config.escalation else [])
         tiers: list[HTTPProvider | ReplayProvider] = []
         secrets: dict[str, str] = {}
@@ -169,7 +178,11 @@ class JudgeService:
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
                 timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
             )
-        return cls(config, tiers, secrets, embedder)
+        service = cls(config, tiers, secrets, embedder)
+        if distrusted_cache:
+            service.cache_note = (f"the verdict cache {config.cache} is not used in an untrusted run (it may hold "
+                                  "what the pull request wrote): every judged check is judged afresh")
+        return service
 
     # ---- the two kinds of evaluation
 
@@ -408,11 +421,13 @@ class JudgeService:
     def notes(self) -> tuple[str, ...]:
         """What the run should be told once: cache entries left unread because git tracks them."""
         tracked = len(self._verdicts.ignored) + len(self._embeddings.ignored)
-        if not tracked:
-            return ()
-        return (f"{tracked} judge cache entr{'y' if tracked == 1 else 'ies'} in {self.config.cache} tracked by git "
-                "not read: a committed cache entry could decide a verdict without the judge, so those are judged "
-                "again (keep the cache out of the repository, e.g. in .gitignore, and restore it with actions/cache)",)
+        notes = [self.cache_note] if self.cache_note else []
+        if tracked:
+            notes.append(f"{tracked} judge cache entr{'y' if tracked == 1 else 'ies'} in {self.config.cache} tracked "
+                         "by git not read: a committed cache entry could decide a verdict without the judge, so "
+                         "those are judged again (keep the cache out of the repository, e.g. in .gitignore, and "
+                         "restore it with actions/cache)")
+        return tuple(notes)
 
     @property
     def named_secrets(self) -> dict[str, str]:
