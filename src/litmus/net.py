@@ -151,12 +151,14 @@ def read_capped(response: requests.Response, limit: int) -> bytes:
         for chunk in response.raw.stream(_CHUNK, decode_content=True):
             size += len(chunk)
             if size > limit:
-                raise BodyTooLarge(f"the body is larger than {limit:,} bytes (read stopped there)")
+                break
             chunks.append(chunk)
     except (Urllib3Error, OSError) as exc:
         raise requests.ConnectionError(f"the body broke off after {size:,} bytes: {exc}") from None
     finally:
         response.close()
+    if size > limit:
+        raise BodyTooLarge(f"the body is larger than {limit:,} bytes (read stopped there)")
     return b"".join(chunks)
 
 
