@@ -24,7 +24,7 @@ from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E40
 from litmus.config import ProviderConfig  # noqa: E402
 from litmus.judges.prompts import Prompt  # noqa: E402
 from litmus.judges.providers import AnthropicProvider, ProviderError  # noqa: E402
-from litmus.run.http import host_addresses, redirect_refusal  # noqa: E402
+from litmus.net import host_addresses, redirect_refusal  # noqa: E402
 from support.raw_server import RawServer  # noqa: E402
 from support.target import Target  # noqa: E402
 
@@ -148,8 +148,9 @@ def test_a_same_origin_redirect_keeps_headers_and_body(run):
 
 
 @pytest.mark.parametrize("name, error", [
-    ("link-local", "redirect to a link-local address refused: http://169.254.169.254/latest/meta-data/"),
-    ("decimal link-local", "redirect to a link-local address refused: http://2852039166/latest/"),
+    ("link-local", "redirect to a link-local or cloud metadata address refused: "
+                   "http://169.254.169.254/latest/meta-data/"),
+    ("decimal link-local", "redirect to a link-local or cloud metadata address refused: http://2852039166/latest/"),
     ("non-http", "redirect to a non-HTTP URL refused: file:///etc/passwd"),
 ])
 def test_refused_redirects_are_step_errors_and_never_connect(run, name, error):

@@ -1,4 +1,5 @@
-"""A small GitHub REST client: authenticated `requests` session, retries by urllib3, `Link` pagination.
+"""A small GitHub REST client: an authenticated `litmus.net` session, retries by urllib3, `Link` pagination,
+bodies read under a cap.
 
 Idempotent requests (GET, PATCH of a known object) are retried on 429/5xx with backoff, honouring
 `Retry-After`; a POST is never retried, so a flaky network cannot post a comment twice.
@@ -7,6 +8,7 @@ Idempotent requests (GET, PATCH of a known object) are retried on 429/5xx with b
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,11 +16,13 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from litmus import __version__
+from litmus import net
 
 # GitHub caps list pages at 100 items; 30 pages covers the 3,000-file limit of a PR's file list.
 PER_PAGE = 100
 MAX_PAGES = 30
+# A response body is read at most this far: a page of 100 files with their patches fits well within it.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 def token_forms(token: str) -> list[str]:
@@ -53,22 +57,15 @@ class GitHubClient:
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self.session = requests.Session()
-        self.session.headers.update({
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": f"litmus/{__version__}",
-        })
-        if token:
-            self.session.headers["Authorization"] = f"Bearer {token}"
         retry = Retry(
             total=retries, backoff_factor=backoff, status_forcelist=(429, 500, 502, 503, 504),
             allowed_methods=frozenset({"GET", "HEAD", "PATCH", "PUT"}), respect_retry_after_header=True,
             raise_on_status=False,
         )
-        adapter = HTTPAdapter(max_retries=retry)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+        self.session = net.Session(HTTPAdapter(max_retries=retry))
+        self.session.headers.update({"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"})
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
 
     def hurry(self, timeout: float) -> None:
         """After a cancellation: every later request gets `timeout` seconds and no retry."""
@@ -78,60 +75,58 @@ class GitHubClient:
         self.session.mount("https://", adapter)
 
     def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-                stream: bool = False) -> requests.Response:
+                max_bytes: int = MAX_RESPONSE_BYTES) -> tuple[requests.Response, bytes]:
+        """The response and its body, read at most `max_bytes` (a larger one is an error). A redirect (an
+        artifact's zip is a 302 to a short-lived storage URL on another host) is followed under
+        `litmus.net`'s policy, which drops our Authorization header when it leaves the API's origin."""
         url = path if path.startswith(("http://", "https://")) else f"{self.api_url}{path}"
         try:
-            response = self.session.request(method, url, json=json, params=params, timeout=self.timeout,
-                                            stream=stream)
+            response = self.session.request(method, url, json=json, params=params, timeout=self.timeout)
+        except net.RequestRefused as exc:
+            raise GitHubAPIError(method, path, 0, str(exc)) from None
         except requests.RequestException as exc:
             raise GitHubAPIError(method, path, 0, f"no response ({type(exc).__name__})") from None
+        try:
+            body = net.read_capped(response, max_bytes)
+        except net.BodyTooLarge:
+            raise GitHubAPIError(method, path, response.status_code, f"larger than {max_bytes} bytes") from None
+        except requests.RequestException as exc:
+            raise GitHubAPIError(method, path, 0, f"the response broke off ({type(exc).__name__})") from None
         if response.status_code >= 400:
-            raise GitHubAPIError(method, path, response.status_code, _error_message(response))
-        return response
+            raise GitHubAPIError(method, path, response.status_code, _error_message(body, response.reason))
+        return response, body
 
     def download(self, path: str, max_bytes: int) -> bytes:
-        """A binary resource, read up to `max_bytes`. An artifact's zip is a 302 to a short-lived storage
-        URL on another host, which requests follows without our Authorization header."""
-        response = self.request("GET", path, stream=True)
-        chunks, size = [], 0
-        try:
-            for chunk in response.iter_content(64 * 1024):
-                size += len(chunk)
-                if size > max_bytes:
-                    raise GitHubAPIError("GET", path, response.status_code, f"larger than {max_bytes} bytes")
-                chunks.append(chunk)
-        except requests.RequestException as exc:
-            raise GitHubAPIError("GET", path, 0, f"download broke off ({type(exc).__name__})") from None
-        finally:
-            response.close()
-        return b"".join(chunks)
+        """A binary resource, read up to `max_bytes`."""
+        return self.request("GET", path, max_bytes=max_bytes)[1]
 
     def get(self, path: str, **params) -> Any:
-        return self.request("GET", path, params=params or None).json()
+        return json.loads(self.request("GET", path, params=params or None)[1])
 
     def post(self, path: str, body: dict) -> Any:
-        return self.request("POST", path, json=body).json()
+        return json.loads(self.request("POST", path, json=body)[1])
 
     def patch(self, path: str, body: dict) -> Any:
-        return self.request("PATCH", path, json=body).json()
+        return json.loads(self.request("PATCH", path, json=body)[1])
 
     def paginate(self, path: str, **params) -> Iterator[Any]:
         """Every item of a list endpoint, following the `Link: rel="next"` header page by page."""
         url: str | None = path
         query: dict | None = {"per_page": PER_PAGE, **params}
         for _ in range(MAX_PAGES):
-            response = self.request("GET", url, params=query)
-            yield from response.json()
+            response, body = self.request("GET", url, params=query)
+            yield from json.loads(body)
             url = response.links.get("next", {}).get("url")
             if not url:
                 return
             query = None  # the next link carries the query already
 
 
-def _error_message(response: requests.Response) -> str:
+def _error_message(body: bytes, reason: str | None) -> str:
     try:
-        message = response.json().get("message")
+        data = json.loads(body)
+        message = data.get("message") if isinstance(data, dict) else None
     except ValueError:
         message = None
     # The message is GitHub's text: short and single-line here, echoed only through `untrusted()`.
-    return str(message or response.reason or "error")[:300].replace("\n", " ")
+    return str(message or reason or "error")[:300].replace("\n", " ")

@@ -2,6 +2,10 @@
 
 Each attempt runs in a worker thread and the wait watches `stop` meanwhile, so a cancelled job
 (SIGINT/SIGTERM) ends the wait within a tenth of a second, even while an attempt hangs.
+
+Requests go through `litmus.net`'s session: redirects are followed under the probes' policy (a
+redirect to a cloud metadata address ends the wait at once, naming it), and no body is read: the
+status is all the wait needs.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+
+from litmus import net
 
 
 class NotReady(Exception):
@@ -32,7 +38,7 @@ def wait_until_ready(
     deadline = start + timeout_s
     attempt = 0
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litmus-wait")
-    with requests.Session() as session:
+    with net.Session() as session:
         try:
             while True:
                 attempt += 1
@@ -43,12 +49,15 @@ def wait_until_ready(
                         return None
                 try:
                     response = pending.result()
+                    response.close()
                     last = f"HTTP {response.status_code}"
                     if 200 <= response.status_code < 300:
                         waited = clock() - start
                         log(f"{url} is ready (HTTP {response.status_code}) after {waited:.1f}s, "
                             f"{attempt} attempt(s)")
                         return waited
+                except net.RequestRefused as exc:
+                    raise NotReady(f"{url} will not be ready: {exc}") from None
                 except requests.RequestException as exc:
                     last = type(exc).__name__
                 elapsed = clock() - start

@@ -1,4 +1,4 @@
-"""Judge providers over plain `requests`: OpenAI-compatible chat completions and Anthropic Messages.
+"""Judge providers over `litmus.net`'s session: OpenAI-compatible chat completions and Anthropic Messages.
 
 Retries are urllib3's `Retry` mounted on the session: 429 and 5xx are retried, honouring
 `Retry-After` (capped), else exponential backoff with jitter (capped); connection errors are
@@ -6,7 +6,7 @@ retried, a timed-out read once. So one call takes at most about
 `(retries + 2) * timeout + retries * max_wait`. Every failure becomes a `ProviderError` whose
 message is the provider's own, with the API key replaced by `***`; a judge that cannot be reached
 at all says so in one line ("judge unreachable: connection refused at http://127.0.0.1:9/v1"),
-never as urllib3's nested exception text.
+never as urllib3's nested exception text. A reply is read at most `MAX_REPLY_BYTES`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from urllib3.exceptions import (
 )
 from urllib3.util.retry import Retry
 
-from litmus import __version__
+from litmus import net
 from litmus.config import ProviderConfig
 from litmus.judges.prompts import Prompt
 
@@ -39,6 +39,9 @@ BACKOFF_FACTOR_S = 0.5
 JITTER_S = 0.5
 SEED = 7
 RETRIED_STATUSES = (429, 500, 502, 503, 504, 529)
+# A reply body is read at most this far: room for a verdict of verdict.MAX_REPLY_BYTES however its JSON
+# escapes it, and for an embedding of thousands of dimensions; a larger reply is an error, read no further.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 
 class ProviderError(Exception):
@@ -75,11 +78,7 @@ class HTTPTransport:
             backoff_factor=BACKOFF_FACTOR_S, backoff_jitter=JITTER_S, backoff_max=MAX_WAIT_S,
             retry_after_max=MAX_WAIT_S,
         )
-        self._session = requests.Session()
-        adapter = HTTPAdapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size)
-        self._session.mount("http://", adapter)
-        self._session.mount("https://", adapter)
-        self._session.headers["User-Agent"] = f"litmus/{__version__}"
+        self._session = net.Session(HTTPAdapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size))
 
     def close(self) -> None:
         self._session.close()
@@ -102,14 +101,20 @@ class HTTPTransport:
             raise self._error(f"no reply within {self._timeout_s:g} s (timeout)") from None
         except requests.exceptions.RequestException as exc:
             raise self._error(f"request failed: {exc}") from None
-        if reply.status_code >= 300:  # 3xx included: redirects are not followed
-            raise self._error(f"HTTP {reply.status_code}: {_provider_message(reply)}", status=reply.status_code)
         try:
-            data = reply.json()
+            body = net.read_capped(reply, MAX_REPLY_BYTES)
+        except requests.exceptions.RequestException as exc:
+            raise self._error(f"reply not read: {exc}", status=reply.status_code) from None
+        text = body.decode("utf-8", errors="replace")
+        if reply.status_code >= 300:  # 3xx included: redirects are not followed
+            raise self._error(f"HTTP {reply.status_code}: {_provider_message(text, reply.reason)}",
+                              status=reply.status_code)
+        try:
+            data = json.loads(text)
         except ValueError:
-            raise self._error(f"reply is not JSON: {reply.text[:200]!r}") from None
+            raise self._error(f"reply is not JSON: {text[:200]!r}") from None
         if not isinstance(data, dict):
-            raise self._error(f"unexpected reply: {reply.text[:200]!r}")
+            raise self._error(f"unexpected reply: {text[:200]!r}")
         return data
 
     def _error(self, message: str, status: int | None = None) -> ProviderError:
@@ -217,17 +222,17 @@ def _timed_out(exc: requests.RequestException) -> bool:
     return isinstance(reason, ReadTimeoutError)
 
 
-def _provider_message(reply: requests.Response) -> str:
+def _provider_message(text: str, reason: str | None) -> str:
     """The provider's own error message: `error.message` in both APIs' error bodies, else the text."""
     try:
-        data = reply.json()
+        data = json.loads(text)
         error = data.get("error") if isinstance(data, dict) else None
         message = error.get("message") if isinstance(error, dict) else error
         if message:
             return str(message)[:500]
     except ValueError:
         pass
-    return reply.text[:500] or reply.reason or "no message"
+    return text[:500] or reason or "no message"
 
 
 PROVIDER_CLASSES = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}

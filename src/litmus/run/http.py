@@ -15,9 +15,9 @@ A request that fails on a reused pooled connection before any response byte arri
 closed it while it sat idle) is sent once more on a new connection, for idempotent methods, by
 urllib3's `Retry` (`_TransportRetry`); the count is in `Response.transport_retries`.
 
-Redirects are followed by requests, with a stricter policy (`_ProbeSession.rebuild_auth`): a hop to
-another origin drops every header the probe set and a 307/308 body; a hop to link-local, to
-loopback from elsewhere, or to a non-HTTP scheme is refused before connecting.
+Where a request may go, first or redirected, is `litmus.net`'s policy (the `Session` every client
+shares); the probe transport adds its own redirect rules (`_ProbeSession.rebuild_auth`): a hop to
+another origin also drops every header the probe set and a 307/308 body, and each hop is recorded.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import codecs
 import contextvars
 import heapq
 import http.client
-import ipaddress
 import itertools
 import re
 import socket
@@ -46,9 +45,11 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
+from litmus import net
 from litmus.model import Stream
 from litmus.run.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
+from litmus.trust import origin
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 _CHUNK = 64 * 1024
@@ -56,8 +57,6 @@ _CHARSET = re.compile(r"charset\s*=\s*\"?([^\s;\"]+)", re.IGNORECASE)
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
 # http.client refuses a response with more header lines than this.
 MAX_RESPONSE_HEADERS = 100
-# Dropped on a cross-origin redirect even when the probe did not set them (requests may have).
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization"})
 # Describe a body that no longer goes along once the body is dropped.
 _BODY_HEADERS = ("Content-Length", "Transfer-Encoding", "Content-Type")
 
@@ -70,10 +69,6 @@ class TransportError(Exception):
         super().__init__(message)
         self.partial = partial
         self.retries = retries
-
-
-class RedirectRefused(requests.RequestException):
-    """A redirect the policy does not follow; raised before any connection to its target."""
 
 
 class _HeadersCut(http.client.HTTPException):
@@ -333,94 +328,28 @@ class _TransportRetry(Retry):
         return again
 
 
-class _ProbeSession(requests.Session):
-    """requests' redirect handling with the probe policy (see `rebuild_auth`)."""
+class _ProbeSession(net.Session):
+    """The outbound policy's session with the probe's redirect rules (see `rebuild_auth`)."""
 
-    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
-        # requests calls this on every hop, with the next request built and not yet sent: the place to
-        # refuse it or strip it. (It also builds the next hop of a redirect it does not follow, for
-        # `Response.next`; that request is never sent.)
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> list[str]:
+        # requests also builds the next hop of a redirect it does not follow, for `Response.next`; that
+        # request is never sent, and the probe records nothing of it.
         exchange = _exchange.get()
         if not exchange.follow_redirects:
-            return
+            return []
         source, target = response.request.url, prepared_request.url
-        refusal = redirect_refusal(source, target)
-        if refusal:
-            raise RedirectRefused(refusal)
-        dropped: list[str] = []
+        dropped = super().rebuild_auth(prepared_request, response)
         body_dropped = False
-        if _origin(source) != _origin(target):
-            headers = prepared_request.headers
-            for name in list(headers):
-                lowered = name.lower()
-                if lowered != "cookie" and (lowered in exchange.probe_headers or lowered in _CREDENTIAL_HEADERS):
-                    del headers[name]
-                    dropped.append(name)
+        if origin(source) != origin(target):
+            dropped += net.strip_headers(prepared_request, exchange.probe_headers - {"cookie"})
             if prepared_request.body is not None:  # still there only after a 307/308
                 prepared_request.body = None
                 for name in _BODY_HEADERS:
-                    headers.pop(name, None)
+                    prepared_request.headers.pop(name, None)
                 body_dropped = True
         exchange.redirects.append(Redirect(url=target, status=response.status_code,
                                            dropped_headers=dropped, body_dropped=body_dropped))
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").rstrip("."), parts.port or {"http": 80, "https": 443}.get(scheme)
-
-
-def redirect_refusal(source: str, target: str,
-                     resolve: Callable[[str], list[ipaddress.IPv4Address | ipaddress.IPv6Address]] | None = None,
-                     ) -> str | None:
-    """Why a redirect from `source` to `target` is not followed (None: it is)."""
-    resolve = resolve or host_addresses
-    parts = urlsplit(target)
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"redirect to a non-HTTP URL refused: {target}"
-    host = (parts.hostname or "").rstrip(".")
-    if _reserved_invalid(host):
-        return f"redirect to {host} refused: a reserved name that never resolves (RFC 6761)"
-    to = resolve(host)
-    if any(a.is_link_local for a in to):
-        return f"redirect to a link-local address refused: {target}"
-    if to and all(_loopback(a) for a in to):
-        came_from = resolve((urlsplit(source).hostname or "").rstrip("."))
-        if came_from and not any(_loopback(a) for a in came_from):
-            return f"redirect from a non-loopback origin to loopback refused: {target}"
-    return None
-
-
-def _reserved_invalid(host: str) -> bool:
-    return host == "invalid" or host.endswith(".invalid")
-
-
-def host_addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    """The addresses a host name stands for: literal forms without a lookup (including the numeric
-    forms inet_aton reads, like 2852039166), `localhost` by RFC 6761, others from the resolver.
-    A name that does not resolve gives none: connecting to it fails anyway."""
-    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
-        return [ipaddress.ip_address("127.0.0.1")]
-    try:
-        infos = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
-    except (socket.gaierror, UnicodeError):
-        try:
-            infos = socket.getaddrinfo(host, None)
-        except (socket.gaierror, UnicodeError, OSError):
-            return []
-    addresses = []
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        addresses.append(address)
-    return addresses
-
-
-def _loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    # 0.0.0.0 and :: reach the local machine too.
-    return address.is_loopback or address.is_unspecified
+        return dropped
 
 
 @dataclass
@@ -467,7 +396,9 @@ def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[by
 
 class HttpClient:
     def __init__(self, *, pool_size: int = 4, transport_retries: int = 0,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 origin_allowed: Callable[[str], bool] | None = None) -> None:
+        # `origin_allowed`: where requests may go, first or redirected (an untrusted run's Trust.origin_allowed).
         # Connection failures: `transport_retries` more tries. A request already sent: once more, and
         # only on a stale pooled connection (see _TransportRetry). Never on a status.
         retries = _TransportRetry(
@@ -476,6 +407,7 @@ class HttpClient:
         )
         self.adapter = _Adapter(pool_connections=8, pool_maxsize=max(pool_size, 1), max_retries=retries)
         self.max_body_bytes = max_body_bytes
+        self.origin_allowed = origin_allowed
         self.watchdog = Watchdog()
         # Proxy and CA settings from the environment, looked up once per origin rather than per
         # request (requests rescans os.environ and ~/.netrc on every request otherwise).
@@ -484,11 +416,12 @@ class HttpClient:
 
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
-        session = _ProbeSession()
+        # The first request's blocked-address check reads literal hosts only: a DNS lookup per probe
+        # would cost every step; redirect hops are resolved (litmus.net).
+        session = _ProbeSession(self.adapter, origin_allowed=self.origin_allowed,
+                                resolve_first=net.literal_addresses)
         session.trust_env = False  # see _settings
-        session.mount("http://", self.adapter)
-        session.mount("https://", self.adapter)
-        session.hooks["response"].append(_read_redirect_body)
+        session.hooks["response"] = [_read_redirect_body]  # the probe keeps a redirect's body, under its cap
         return session
 
     def close(self) -> None:
@@ -522,12 +455,6 @@ class HttpClient:
 
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
-        host = (urlsplit(prepared.url).hostname or "").rstrip(".")
-        if _reserved_invalid(host):
-            # RFC 6761: `.invalid` never resolves. The system resolver would still ask the network
-            # (and wait out its timeout when there is none), so answer at once.
-            self.discard(prepared)
-            raise TransportError(f"host name not found: {host} is a reserved name that never resolves (RFC 6761)")
         settings = self._settings(prepared.url)
         exchange = Exchange(out, self.max_body_bytes)
         alarm = self.watchdog.arm(exchange.deadline, exchange.expire)
@@ -647,7 +574,7 @@ def describe_transport_error(exc: requests.RequestException, exchange: Exchange)
         if exchange.response_started:
             return f"timed out after {timeout_ms:g} ms reading the response headers"
         return f"no response within {timeout_ms:g} ms"
-    if isinstance(exc, RedirectRefused):
+    if isinstance(exc, net.RequestRefused):
         return str(exc)
     if isinstance(cause, _HeadersCut):
         return "the connection closed in the middle of the response headers"

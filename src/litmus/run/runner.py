@@ -159,7 +159,7 @@ def run_suites(
     emit = on_event or (lambda event: None)
     emit(RunEvent("started", total=total))
     client = HttpClient(pool_size=options.concurrency, transport_retries=options.transport_retries,
-                        max_body_bytes=options.max_body_bytes)
+                        max_body_bytes=options.max_body_bytes, origin_allowed=options.trust.origin_allowed)
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
