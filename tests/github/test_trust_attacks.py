@@ -132,7 +132,7 @@ def pull_request_target_event(path: Path, head_sha: str, base_sha: str) -> Path:
 
 
 def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pull_request_target",
-               **inputs: str) -> tuple[int, str, dict]:
+               step_env: dict[str, str] | None = None, **inputs: str) -> tuple[int, str, dict]:
     """`python -m litmus action`, the entrypoint's code path, with only what a runner gives the container."""
     files = workspace.parent / "runner"
     files.mkdir(exist_ok=True)
@@ -140,6 +140,7 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
         (files / name).write_text("")
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_", "INPUT_", "ACTIONS_"))}
     environ.update(CREDENTIALS)
+    environ.update(step_env or {})  # the workflow step's `env:`
     environ.update({
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": event_name, "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh_url,
@@ -271,12 +272,13 @@ def test_requests_go_only_to_the_allowed_origins(tmp_path, fake_github, attacker
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
     code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url,
-                              env_allow="DEPLOY_KEY")
+                              env_allow="DEPLOY_KEY", step_env={"DEPLOY_KEY": "deploy-key-3141592653"})
 
     assert attacker.requests == []
+    assert (workspace / "litmus-report" / "results.json").exists(), log
     step = results(workspace)["suites"][0]["flow_runs"][0]["steps"][0]
-    assert step["status"] == "error" and attacker.base_url.rstrip("/").split("//")[1] in step["error"]
-    assert code == 1
+    assert step["status"] == "error" and attacker.base_url in step["error"] and "allowed-origins" in step["error"]
+    assert code == 1 and "deploy-key-3141592653" not in arrived(target)
 
 
 # ---- attack 3: the PR's litmus.yaml steering the judge; attack 5: a committed verdict cache
