@@ -93,8 +93,8 @@ class Trust:
         if never_resolves(name):
             return f"{name} never resolves: the action's credentials ({', '.join(NEVER_RESOLVE)}) reach no template"
         if not self.may_resolve(name):
-            return (f"{name} is not in {ENV_ALLOW_INPUT}: this run is untrusted ({self.reason}), so env.* and "
-                    f"secrets.* resolve only the names listed in the action input {ENV_ALLOW_INPUT}")
+            return (f"{name} is not in {ENV_ALLOW_INPUT}: in an untrusted run ({self.reason}) env.* and secrets.* "
+                    f"resolve only the names listed in the action input {ENV_ALLOW_INPUT}")
         return None
 
     def masks_env(self, name: str) -> bool:

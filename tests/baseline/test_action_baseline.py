@@ -12,6 +12,7 @@ import pytest
 from test_compare import SUITE, litmus, serve
 
 from litmus.commands.action import main
+from support.checkout import trusted_checkout
 from support.fake_github import FORK, parse_output_file
 from support.target import Target
 
@@ -22,10 +23,11 @@ WORKFLOW = ".github/workflows/litmus.yml"
 
 
 @pytest.fixture
-def workspace(tmp_path):
+def workspace(tmp_path, fake_github):
     root = tmp_path / "ws"
     (root / "probes").mkdir(parents=True)
     (root / "probes" / "shop.yaml").write_text(SUITE.format(runs=1))
+    trusted_checkout(root, fake_github)
     return root
 
 

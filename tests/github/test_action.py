@@ -12,6 +12,7 @@ import pytest
 
 from litmus.commands.action import main
 from litmus.demo.target import start_demo_target, stop_demo_target
+from support.checkout import trusted_checkout
 from support.fake_github import parse_output_file
 
 FIXTURE = Path(__file__).parent / "workspace"
@@ -27,9 +28,10 @@ def target():
 
 
 @pytest.fixture
-def workspace(tmp_path):
+def workspace(tmp_path, fake_github):
     root = tmp_path / "ws"
     shutil.copytree(FIXTURE, root)
+    trusted_checkout(root, fake_github)
     return root
 
 
@@ -94,7 +96,8 @@ def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_
 
 def test_base_url_is_required_without_a_deployment_event(workspace, fake_github):
     code, stdout, _ = action(workspace, fake_github.url, event="push")
-    assert code == 2 and "::error title=Litmus::input 'base-url' is required" in stdout
+    assert code == 2 and "::error title=Litmus::no base URL for suite(s) 'Catalog', 'Chat': set the input 'base-url'" \
+        in stdout
 
 
 def test_vars_input_sets_run_variables(workspace, fake_github):

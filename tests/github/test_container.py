@@ -23,6 +23,7 @@ import yaml
 
 from litmus.demo.target import start_demo_target, stop_demo_target
 from litmus.github.comment import MARKER
+from support.checkout import trusted_checkout
 from support.fake_github import FakeGitHub, parse_output_file
 from support.fake_judge import API_KEY, FakeJudge
 
@@ -121,6 +122,8 @@ def run_action(entrypoint: list[str], workspace: Path, gh: FakeGitHub, *, event:
         **{"INPUT_" + name.replace(" ", "_").upper(): value for name, value in given.items()},
         **(env or {}),
     }
+    if not (workspace / ".git").exists():
+        trusted_checkout(workspace, gh)  # a checkout of the repository's own branch, as the workflows make
     done = subprocess.run(entrypoint, cwd=workspace, env=environ, capture_output=True, text=True, timeout=120)
     report_dir = workspace / given["output-dir"]
     reports = {p.name: p.read_text() for p in report_dir.iterdir()} if report_dir.is_dir() else {}
@@ -156,6 +159,7 @@ def test_two_runs_on_one_pr_leave_one_comment_and_a_check_run_each(entrypoint, s
         # A second push to the PR: the unchanged-file suite now passes, so the report changes.
         (workspace / "probes" / "catalog.yaml").write_text(
             (workspace / "probes" / "catalog.yaml").read_text().replace("UNCHANGED-FILE-MARKER", "ok"))
+        trusted_checkout(workspace, gh)  # the second push: a new commit on the branch
         second = run_action(entrypoint, workspace, gh, event=EVENTS / "pull_request.json", event_name="pull_request",
                             inputs=inputs, env={"LITMUS_DEMO_TOKEN": DEMO_TOKEN})
         state = gh.state

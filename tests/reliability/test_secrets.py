@@ -15,6 +15,7 @@ import pytest
 from canaries import CANARIES, GITHUB_TOKEN, JUDGE_KEY, PROBE_SECRET, leaks, leaks_in_files
 from pipeline import check_run, litmus_env, run_litmus, write_suite
 
+from support.checkout import trusted_checkout
 from support.fake_github import FakeGitHub, parse_output_file
 from support.fake_judge import FakeJudge, Rule
 from support.target import Target
@@ -89,6 +90,7 @@ def action_run(tmp_path_factory):
         target.route("/echo", echo)
         judge.default = Rule(score=20, reason="The reply repeats what it was sent.")
         github.state.pr_files[(REPO, 42)] = [{"filename": "probes/shop.yaml", "status": "modified"}]
+        trusted_checkout(workspace, github)
         env = litmus_env(**{
             "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",

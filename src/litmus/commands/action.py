@@ -259,7 +259,7 @@ class _Action:
     def _decide_trust(self) -> Trust:
         """The run's one trust decision, for the commit checked out in the workspace, logged with its reason."""
         from litmus.github.trust_decision import decide_trust
-        from litmus.trust import FORK_CODE_INPUT, origin
+        from litmus.trust import origin
 
         inputs = self.inputs
         trusted, reason = decide_trust(self.ctx, self.client, self.workspace, inputs.probes)
@@ -271,16 +271,22 @@ class _Action:
                       changed_files=None if changed is None else frozenset(changed),
                       fork_code_allowed=inputs.allow_fork_code and not trusted,
                       base_sha=self.pr.base_sha if self.pr else None)
-        if trusted:
-            self.out.log(f"Litmus: {reason}")
+        return trust
+
+    def _log_trust(self) -> None:
+        """The decision and its reason, once; after the run's secrets are masked, like everything printed."""
+        from litmus.trust import FORK_CODE_INPUT
+
+        trust = self.trust
+        if trust.trusted:
+            self.out.log(f"Litmus: {trust.reason}")
         elif trust.fork_code_allowed:
-            self.out.warning(f"Litmus: {reason}; run as trusted because {FORK_CODE_INPUT} is true: "
+            self.out.warning(f"Litmus: {trust.reason}; run as trusted because {FORK_CODE_INPUT} is true: "
                              "its python checks, litmus.yaml and env names run with this job's token and secrets")
         else:
-            self.out.notice(f"Litmus: {reason}. Its python checks do not run, litmus.yaml is read from the "
+            self.out.notice(f"Litmus: {trust.reason}. Its python checks do not run, litmus.yaml is read from the "
                             "base commit, env./secrets. resolve only names in env-allow, and requests go only to "
                             "base-url, the deployment URL and allowed-origins (docs/security.md)")
-        return trust
 
     def _deployment_url(self, trusted: bool) -> str | None:
         """The deployment_status event's URL, when the run uses it (no `base-url` input): data a fork's pull
@@ -369,11 +375,13 @@ class _Action:
         )
         channel = _ActionChannel(self)
         try:
-            suites, config, judge = prepare(request, channel)
+            suites, _config, judge = prepare(request, channel)
         except RunRefused as exc:
+            self._log_trust()
             if exc.reported:
                 return None
             raise ActionFailure(str(exc)) from None
+        self._log_trust()
         changed = self.changed_files()
         if changed is not None:
             request.changed_checks = changed_checks(changed, suites, self.workspace, inputs.probes, inputs.config)
@@ -459,6 +467,7 @@ class _Action:
         for warning in warnings:
             self.out.warning(f"Litmus merge: {warning}")
         self.out.log(f"merged {len(files)} shard result(s): verdict {merged.verdict}")
+        self._log_trust()
         self._check_results_provenance(merged)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
