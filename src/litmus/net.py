@@ -23,10 +23,11 @@ checking the connected address itself (against DNS rebinding) can move into the 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,7 +60,7 @@ BLOCKED: tuple[str, ...] = (
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization"})
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str], list[Address]]
+Resolver = Callable[[str], Sequence[Address]]
 
 _CHUNK = 64 * 1024
 _NUMERIC_PART = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
@@ -206,6 +207,8 @@ def redirect_refusal(source: str, target: str, *, resolve: Resolver | None = Non
     return None
 
 
+# Both are pure, and asked once per request: a probe run asks the same few hosts thousands of times.
+@functools.lru_cache(maxsize=1024)
 def is_blocked(address: Address) -> bool:
     """Whether `address`, or the IPv4 address it embeds (mapped, compatible, NAT64, 6to4), is in `BLOCKED`."""
     candidates = [address]
@@ -220,21 +223,22 @@ def is_blocked(address: Address) -> bool:
     return any(a in network for a in candidates for network in _BLOCKED_NETWORKS)
 
 
-def literal_addresses(host: str) -> list[Address]:
+@functools.lru_cache(maxsize=1024)
+def literal_addresses(host: str) -> tuple[Address, ...]:
     """The addresses a host stands for without a lookup: an IP literal in any spelling the system
     resolver reads, `localhost` (RFC 6761); none for a name."""
     lowered = host.lower()
     if lowered == "localhost" or lowered.endswith(".localhost"):
-        return [ipaddress.ip_address("127.0.0.1")]
+        return (ipaddress.ip_address("127.0.0.1"),)
     try:
         address = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         try:
             numeric = _numeric_ipv4(host)
         except ValueError:
-            return []  # refused by destination_refusal before anything connects
-        return [numeric] if numeric is not None else []
-    return [_unmapped(address)]
+            return ()  # refused by destination_refusal before anything connects
+        return (numeric,) if numeric is not None else ()
+    return (_unmapped(address),)
 
 
 def host_addresses(host: str) -> list[Address]:
@@ -242,7 +246,7 @@ def host_addresses(host: str) -> list[Address]:
     A name that does not resolve gives none: connecting to it fails anyway."""
     literal = literal_addresses(host)
     if literal or not host:
-        return literal
+        return list(literal)
     try:
         infos = socket.getaddrinfo(host, None)
     except (socket.gaierror, UnicodeError, OSError):

@@ -9,6 +9,7 @@ and the result says `interrupted`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import queue
@@ -159,7 +160,9 @@ def run_suites(
     emit = on_event or (lambda event: None)
     emit(RunEvent("started", total=total))
     client = HttpClient(pool_size=options.concurrency, transport_retries=options.transport_retries,
-                        max_body_bytes=options.max_body_bytes, origin_allowed=options.trust.origin_allowed)
+                        max_body_bytes=options.max_body_bytes,
+                        # A trusted run may reach any origin: no check per request.
+                        origin_allowed=None if options.trust.runs_pr_code else options.trust.origin_allowed)
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
@@ -324,14 +327,38 @@ def env_mask_notice(names: Iterable[str], allow: str) -> str | None:
 
 
 def _mentioned(suites: list[Suite], namespace: str) -> list[str]:
-    """The NAMEs of every `{{ namespace.NAME }}` in the suites, in order of first mention."""
+    """The NAMEs of every `{{ namespace.NAME }}` (env or secrets) in the suites, in order of first mention."""
     names: dict[str, None] = {}
     for suite in suites:
-        # A suite's repr holds every string in it; scanning it is far cheaper than walking the tree.
-        for ref in references(repr(suite)):
-            if ref.namespace == namespace:
-                names[ref.name.split(".", 1)[1]] = None
+        names.update(dict.fromkeys(_credential_names(_Identity(suite)).get(namespace, ())))
     return list(names)
+
+
+class _Identity:
+    """A key that is its object's identity: suites are frozen, so what a scan found in one stays true, and the
+    cache's reference keeps the suite (and so its id) alive."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+
+@functools.lru_cache(maxsize=64)
+def _credential_names(suite: _Identity) -> dict[str, tuple[str, ...]]:
+    """`env` and `secrets` -> the names a suite mentions, from one scan (a run asks for both, several times)."""
+    found: dict[str, dict[str, None]] = {"env": {}, "secrets": {}}
+    # A suite's repr holds every string in it; scanning it is far cheaper than walking the tree.
+    for ref in references(repr(suite.obj)):
+        if ref.namespace in found:
+            found[ref.namespace][ref.name.split(".", 1)[1]] = None
+    return {namespace: tuple(names) for namespace, names in found.items()}
 
 
 def _judge_totals(judge: Any) -> JudgeTotals:
