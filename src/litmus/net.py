@@ -1,39 +1,51 @@
 """Every HTTP request Litmus sends goes through one `Session` kind, which owns the outbound policy.
 
 Probes, judge and embeddings calls, the GitHub API (artifact downloads included) and `wait-for`
-each mount their own adapter (pools, retries) on a `Session`; what may be sent where is decided
+each mount their own `Adapter` (pools, retries) on a `Session`; what may be sent where is decided
 here, once:
 
 - `User-Agent: litmus/<version>` on every request (a probe may set its own).
 - Destinations: http(s) only; `.invalid` names never resolve (RFC 6761); `BLOCKED`, the cloud
   metadata and credential endpoints, is refused whatever spelling names it (numeric forms, IPv4
-  embedded in IPv6); a redirect from a non-loopback origin to loopback is refused; an untrusted run
+  embedded in IPv6); a redirect from a non-loopback address to loopback is refused; an untrusted run
   sends requests only to its allowed origins (`litmus.trust`). A refused request raises
-  `RequestRefused` before any connection is made.
+  `RequestRefused` before any byte is sent.
+- The address checked is the address connected to: the URL is checked as written before anything
+  connects (`destination_refusal`, `redirect_refusal`: literal hosts, no lookup), and each new
+  connection resolves its host once, refuses it when any answer is blocked (`address_refusal`) and
+  connects to those checked answers only (`PinnedConnection`), on every redirect hop. TLS still
+  verifies the host name of the URL, never the address.
+- Proxies: the environment's (`HTTP(S)_PROXY`, `NO_PROXY`) are used, and the proxy is the address
+  checked and pinned; its destination's name is the proxy's to resolve, so it is resolved here too,
+  and an untrusted run sends nothing through a proxy. `~/.netrc` is never read (`trust_env` is off).
 - Redirects: every hop is checked like a first request; a hop to another origin loses its
   credential headers. requests reads a redirect's body whole (to reuse the connection, even when it
-  does not follow it): the session closes it unread instead.
+  does not follow it): the session closes it unread instead, and a response urllib3 retries on its
+  status is closed, not read to its end (`Retry`).
 - Bodies: requests never reads one (every send streams); `read_capped` reads at most a given size.
-
-The first request's destination is checked with `resolve_first`: the probe transport passes
-`literal_addresses` (no DNS lookup per probe), the other clients the resolver. The checks are pure
-functions of a URL and its addresses (`destination_refusal`, `redirect_refusal`, `is_blocked`) so that
-checking the connected address itself (against DNS rebinding) can move into the adapters.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import ipaddress
 import re
 import socket
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import BaseAdapter
+import urllib3
+from requests.adapters import HTTPAdapter
+from requests.utils import select_proxy
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.util.connection import allowed_gai_family
 
 from litmus import __version__
 from litmus.trust import origin
@@ -88,35 +100,91 @@ class BodyTooLarge(requests.RequestException):
     """A body larger than the reader's cap; no more of it was read."""
 
 
+class AddressRefused(Exception):
+    """A connection refused by `address_refusal`, before connecting. Not an OSError, so that urllib3
+    neither retries it nor wraps it: `Session.send` turns it into `RequestRefused`."""
+
+
+@dataclass
+class _Chain:
+    """One request and the redirect hops requests sends for it (one `Session.send` and those nested in
+    it): the address the last hop connected to, and whether the next may connect to loopback."""
+
+    peer: Address | None = None
+    refuse_loopback: bool = False
+
+
+_chain: contextvars.ContextVar[_Chain] = contextvars.ContextVar("litmus_chain")
+
+
 class Session(requests.Session):
     """A requests Session under the outbound policy (module docstring); `adapter`, when given, serves
-    http and https. `origin_allowed` says where an untrusted run may send requests (None: anywhere);
-    `resolve_first` gives the first request's addresses for the blocked-address check."""
+    http and https (else a plain `Adapter`). `origin_allowed` says where an untrusted run may send
+    requests (None: anywhere, a trusted run)."""
 
-    def __init__(self, adapter: BaseAdapter | None = None, *, origin_allowed: Callable[[str], bool] | None = None,
-                 resolve_first: Resolver | None = None) -> None:
+    def __init__(self, adapter: Adapter | None = None, *,
+                 origin_allowed: Callable[[str], bool] | None = None) -> None:
         super().__init__()
+        self.trust_env = False  # requests would read ~/.netrc; the environment's proxies: merge_environment_settings
         self.headers["User-Agent"] = USER_AGENT
         self.hooks["response"] = [close_redirect]
         self.origin_allowed = origin_allowed
-        self.resolve_first = resolve_first or host_addresses
-        if adapter is not None:
-            self.mount("http://", adapter)
-            self.mount("https://", adapter)
+        adapter = adapter or Adapter()
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
+    def get_adapter(self, url: str) -> Adapter:
+        adapter = super().get_adapter(url)
+        if not isinstance(adapter, Adapter):  # its connections would not be pinned
+            raise TypeError(f"a litmus.net.Session sends only through a litmus.net.Adapter, not {adapter!r}")
+        return adapter
+
+    def merge_environment_settings(self, url, proxies, stream, verify, cert) -> dict[str, Any]:
+        """The proxy and CA-bundle variables of the environment, as requests reads them with `trust_env`
+        (which would read ~/.netrc too), then this session's own settings."""
+        settings = _ENVIRONMENT.merge_environment_settings(url, proxies, stream, verify, cert)
+        return super().merge_environment_settings(url, **settings)
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         # requests calls this for the first request and for every redirect hop it follows (never for the
         # next hop of one it does not follow): the one place that sees each request before it connects.
         source = getattr(request, "litmus_redirected_from", None)
         if source is None:
-            refusal = (destination_refusal(request.url, resolve=self.resolve_first)
+            refusal = (destination_refusal(request.url, resolve=literal_addresses)
                        or origin_refusal(request.url, self.origin_allowed))
         else:
-            refusal = redirect_refusal(source, request.url, origin_allowed=self.origin_allowed)
+            refusal = redirect_refusal(source, request.url, resolve=literal_addresses,
+                                       origin_allowed=self.origin_allowed)
+        proxy = select_proxy(request.url, kwargs.get("proxies") or {})
+        if not refusal and proxy:
+            refusal = self._proxy_refusal(request.url, proxy)
         if refusal:
             raise RequestRefused(refusal, request=request)
         kwargs["stream"] = True  # bodies are read under a cap by the caller, never whole by requests
-        return super().send(request, **kwargs)
+        chain = _chain.get(None) if source is not None else None
+        token = None
+        if chain is None:
+            chain = _Chain()
+            token = _chain.set(chain)
+        else:  # a hop: what the last hop connected to says whether loopback is allowed
+            chain.refuse_loopback = chain.peer is not None and not _loopback(chain.peer)
+        try:
+            return super().send(request, **kwargs)
+        except AddressRefused as exc:
+            raise RequestRefused(str(exc), request=request) from None
+        finally:
+            if token is not None:
+                _chain.reset(token)
+
+    def _proxy_refusal(self, url: str, proxy: str) -> str | None:
+        # Through a proxy, the address connected to (and checked) is the proxy's; the destination's name
+        # is resolved by the proxy, out of reach: checked here as well as can be, and never for an
+        # untrusted run, whose redirects the pull request chooses.
+        if self.origin_allowed is not None:
+            return (f"request to {origin(url) or url} refused: this run is untrusted, and sends nothing through a "
+                    f"proxy ({proxy}), where the address connected to cannot be checked; "
+                    f"add the host to NO_PROXY or unset the proxy variables")
+        return destination_refusal(url, resolve=host_addresses)
 
     def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> list[str]:
         """requests' hook for each redirect hop, built and not yet sent: marks it as a hop (`send` checks
@@ -126,6 +194,98 @@ class Session(requests.Session):
         if origin(source) == origin(prepared_request.url):
             return []
         return strip_headers(prepared_request, CREDENTIAL_HEADERS)
+
+
+# Reads the environment's proxy and CA-bundle settings for every Session (its own settings are empty).
+_ENVIRONMENT = requests.Session()
+
+
+class PinnedConnection(HTTPConnection):
+    """An HTTP connection that resolves its host once, refuses it when any answer is blocked
+    (`address_refusal`), and connects to those checked answers only. For a proxied request the host is
+    the proxy's."""
+
+    litmus_peer: Address | None = None
+
+    def _new_conn(self) -> socket.socket:
+        host = self._dns_host
+        chain = _chain.get(None)
+        try:
+            answers = resolve(host, self.port)
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        refusal = address_refusal(self.host, [address for _, address in answers],
+                                  refuse_loopback=chain is not None and chain.refuse_loopback)
+        if refusal:
+            raise AddressRefused(refusal)
+        # urllib3 connects to the checked answer itself: its own lookup of an address reads it, asking no
+        # resolver. The URL's host name stays `self.host` (TLS server name and certificate check).
+        try:
+            for index, (sockaddr_host, address) in enumerate(answers):
+                self._dns_host = sockaddr_host
+                try:
+                    sock = super()._new_conn()
+                except ConnectTimeoutError:  # NewConnectionError too: the next answer, if any
+                    if index == len(answers) - 1:
+                        raise
+                    continue
+                self.litmus_peer = address
+                return sock
+        finally:
+            self._dns_host = host
+
+    def request(self, method, url, body=None, headers=None, **kwargs) -> None:
+        chain = _chain.get(None)
+        if chain is not None and self.sock is not None and self.litmus_peer is not None:
+            # A pooled connection was checked under the rules of the request that opened it.
+            refusal = address_refusal(self.host, [self.litmus_peer], refuse_loopback=chain.refuse_loopback)
+            if refusal:
+                raise AddressRefused(refusal)
+        super().request(method, url, body=body, headers=headers, **kwargs)
+        if chain is not None:
+            chain.peer = self.litmus_peer
+
+
+class PinnedHTTPSConnection(PinnedConnection, HTTPSConnection):
+    pass
+
+
+class PinnedPool(HTTPConnectionPool):
+    ConnectionCls = PinnedConnection
+
+
+class PinnedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = PinnedHTTPSConnection
+
+
+class Adapter(HTTPAdapter):
+    """requests' adapter whose pools open only pinned connections (`pool_classes`, per scheme), directly
+    or to a proxy. A SOCKS proxy is refused: its connections cannot be pinned."""
+
+    pool_classes: dict[str, type[HTTPConnectionPool]] = {"http": PinnedPool, "https": PinnedHTTPSPool}
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = self.pool_classes
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs):
+        if proxy.lower().startswith("socks"):
+            raise AddressRefused(f"request through the SOCKS proxy {proxy} refused: the address connected to "
+                                 f"through it cannot be checked")
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = self.pool_classes
+        return manager
+
+
+class Retry(urllib3.Retry):
+    """urllib3's Retry, except that a response retried on its status is closed, not drained: urllib3
+    reads the rest of its body to reuse the connection, all of it however large, before the next try."""
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        again = super().increment(method, url, response, error, _pool, _stacktrace)
+        if response is not None:  # not raised: it is retried (the last response is returned unread)
+            response.close()
+        return again
 
 
 def close_redirect(response: requests.Response, **kwargs: Any) -> requests.Response:
@@ -205,6 +365,30 @@ def redirect_refusal(source: str, target: str, *, resolve: Resolver | None = Non
         if came_from and not any(_loopback(a) for a in came_from):
             return f"redirect from a non-loopback origin to loopback refused: {target}"
     return None
+
+
+def address_refusal(host: str, addresses: Sequence[Address], *, refuse_loopback: bool) -> str | None:
+    """Why a connection to `host`, which resolved to `addresses`, is not made (None: it may be): any of
+    them blocked, or, when `refuse_loopback` (a redirect hop from a non-loopback address), any loopback."""
+    for address in addresses:
+        named = str(address) if str(address) == host else f"{address} ({host} resolves to it)"
+        if is_blocked(address):
+            return f"connection to a link-local or cloud metadata address refused: {named}"
+        if refuse_loopback and _loopback(address):
+            return f"connection to loopback after a redirect from a non-loopback address refused: {named}"
+    return None
+
+
+def resolve(host: str, port: int) -> list[tuple[str, Address]]:
+    """A connection's one lookup of `host`: each answer as the socket address text to connect to and
+    the address it stands for (IPv4-mapped read as IPv4), in the resolver's order. socket.gaierror when
+    there is none."""
+    answers: dict[str, Address] = {}
+    for *_, sockaddr in socket.getaddrinfo(host.strip("[]"), port, allowed_gai_family(), socket.SOCK_STREAM):
+        answers.setdefault(sockaddr[0], _unmapped(ipaddress.ip_address(sockaddr[0].split("%", 1)[0])))
+    if not answers:
+        raise socket.gaierror(f"no address for {host}")
+    return list(answers.items())
 
 
 # Both are pure, and asked once per request: a probe run asks the same few hosts thousands of times.

@@ -102,3 +102,25 @@ def test_wait_for_refuses_a_redirect_to_the_metadata_service():
                                            "http://169.254.169.254/latest/meta-data/"):
             wait_until_ready(server.url("/health"), 3, interval_s=0.1, log=lambda _: None)
         assert server.hits["/health"] == 1  # not polled again: the refusal is final
+
+
+def test_a_judge_retrying_a_503_with_an_endless_body_does_not_read_it():
+    # urllib3 reads a retried response's body to its end before the next try: this one has none.
+    endless = Endless(64 * MB, head=b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0")
+    with RawServer({"/v1/chat/completions": endless}) as server:
+        judge = OpenAIProvider(ProviderConfig("openai", "m", base_url=server.base_url + "/v1"), "k",
+                               timeout_ms=10_000, retries=2, max_tokens=10, pool_size=1)
+        with pytest.raises(ProviderError, match="larger than"):  # the last reply, read under its cap
+            judge.complete(PROMPT)
+        judge.close()
+        assert server.hits["/v1/chat/completions"] == 3
+    assert endless.sent < 32 * MB  # the 4 MiB cap once, and what the socket buffers took three times
+
+
+def test_github_retrying_a_503_with_an_endless_body_does_not_read_it():
+    endless = Endless(96 * MB, head=b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0")
+    with RawServer({"/repos/o/r": endless}) as server:
+        with pytest.raises(GitHubAPIError, match="larger than"):
+            GitHubClient(server.base_url, "t", retries=2, backoff=0).get("/repos/o/r")
+        assert server.hits["/repos/o/r"] == 3
+    assert endless.sent < 64 * MB  # the 32 MiB cap once, and the socket buffers

@@ -2,7 +2,8 @@
 bodies read under a cap.
 
 Idempotent requests (GET, PATCH of a known object) are retried on 429/5xx with backoff, honouring
-`Retry-After`; a POST is never retried, so a flaky network cannot post a comment twice.
+`Retry-After` (a retried response is closed unread, `net.Retry`); a POST is never retried, so a flaky
+network cannot post a comment twice.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from litmus import net
 
@@ -57,12 +56,12 @@ class GitHubClient:
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        retry = Retry(
+        retry = net.Retry(
             total=retries, backoff_factor=backoff, status_forcelist=(429, 500, 502, 503, 504),
             allowed_methods=frozenset({"GET", "HEAD", "PATCH", "PUT"}), respect_retry_after_header=True,
             raise_on_status=False,
         )
-        self.session = net.Session(HTTPAdapter(max_retries=retry))
+        self.session = net.Session(net.Adapter(max_retries=retry))
         self.session.headers.update({"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"})
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
@@ -70,7 +69,7 @@ class GitHubClient:
     def hurry(self, timeout: float) -> None:
         """After a cancellation: every later request gets `timeout` seconds and no retry."""
         self.timeout = timeout
-        adapter = HTTPAdapter(max_retries=Retry(total=0, raise_on_status=False))
+        adapter = net.Adapter(max_retries=net.Retry(total=0, raise_on_status=False))
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
 

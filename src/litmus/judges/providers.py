@@ -3,10 +3,10 @@
 Retries are urllib3's `Retry` mounted on the session: 429 and 5xx are retried, honouring
 `Retry-After` (capped), else exponential backoff with jitter (capped); connection errors are
 retried, a timed-out read once. So one call takes at most about
-`(retries + 2) * timeout + retries * max_wait`. Every failure becomes a `ProviderError` whose
-message is the provider's own, with the API key replaced by `***`; a judge that cannot be reached
-at all says so in one line ("judge unreachable: connection refused at http://127.0.0.1:9/v1"),
-never as urllib3's nested exception text. A reply is read at most `MAX_REPLY_BYTES`.
+`(retries + 2) * timeout + retries * max_wait`; a retried reply is closed unread (`net.Retry`). Every
+failure becomes a `ProviderError` whose message is the provider's own, with the API key replaced by
+`***`; a judge that cannot be reached at all says so in one line ("judge unreachable: connection
+refused at http://127.0.0.1:9/v1"), never as urllib3's nested exception text. A reply is read at most `MAX_REPLY_BYTES`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
 from urllib3.exceptions import (
     ConnectTimeoutError,
     NameResolutionError,
@@ -26,7 +25,6 @@ from urllib3.exceptions import (
     ProtocolError,
     ReadTimeoutError,
 )
-from urllib3.util.retry import Retry
 
 from litmus import net
 from litmus.config import ProviderConfig
@@ -71,14 +69,14 @@ class HTTPTransport:
         self.base_url = tier.base_url or ""
         self._api_key = api_key
         self._timeout_s = timeout_ms / 1000
-        retry = Retry(
+        retry = net.Retry(
             total=retries, connect=retries, read=min(1, retries), status=retries, other=0,
             allowed_methods=None,  # retry POST too: a judge call has no side effects
             status_forcelist=RETRIED_STATUSES, respect_retry_after_header=True, raise_on_status=False,
             backoff_factor=BACKOFF_FACTOR_S, backoff_jitter=JITTER_S, backoff_max=MAX_WAIT_S,
             retry_after_max=MAX_WAIT_S,
         )
-        self._session = net.Session(HTTPAdapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size))
+        self._session = net.Session(net.Adapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size))
 
     def close(self) -> None:
         self._session.close()

@@ -38,9 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.connection import HTTPConnection
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
@@ -260,11 +258,11 @@ class _ConnectionMixin:
         self._litmus_uses = uses + 1
 
 
-class _Connection(_ConnectionMixin, HTTPConnection):
+class _Connection(_ConnectionMixin, net.PinnedConnection):
     pass
 
 
-class _HTTPSConnection(_ConnectionMixin, HTTPSConnection):
+class _HTTPSConnection(_ConnectionMixin, net.PinnedHTTPSConnection):
     pass
 
 
@@ -281,27 +279,16 @@ class _PoolMixin:
         super()._put_conn(conn)
 
 
-class _Pool(_PoolMixin, HTTPConnectionPool):
+class _Pool(_PoolMixin, net.PinnedPool):
     ConnectionCls = _Connection
 
 
-class _HTTPSPool(_PoolMixin, HTTPSConnectionPool):
+class _HTTPSPool(_PoolMixin, net.PinnedHTTPSPool):
     ConnectionCls = _HTTPSConnection
 
 
-_POOL_CLASSES = {"http": _Pool, "https": _HTTPSPool}
-
-
-class _Adapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _POOL_CLASSES
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs):
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if not proxy.lower().startswith("socks"):  # SOCKS pools have their own connection classes
-            manager.pool_classes_by_scheme = _POOL_CLASSES
-        return manager
+class _Adapter(net.Adapter):
+    pool_classes = {"http": _Pool, "https": _HTTPSPool}
 
 
 class _TransportRetry(Retry):
@@ -410,17 +397,13 @@ class HttpClient:
         self.origin_allowed = origin_allowed
         self.watchdog = Watchdog()
         # Proxy and CA settings from the environment, looked up once per origin rather than per
-        # request (requests rescans os.environ and ~/.netrc on every request otherwise).
+        # request (never ~/.netrc: see litmus.net).
         self._environment_session = requests.Session()
         self._environment: dict[tuple[str, str], dict[str, Any]] = {}
 
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
-        # The first request's blocked-address check reads literal hosts only: a DNS lookup per probe
-        # would cost every step; redirect hops are resolved (litmus.net).
-        session = _ProbeSession(self.adapter, origin_allowed=self.origin_allowed,
-                                resolve_first=net.literal_addresses)
-        session.trust_env = False  # see _settings
+        session = _ProbeSession(self.adapter, origin_allowed=self.origin_allowed)
         session.hooks["response"] = [_read_redirect_body]  # the probe keeps a redirect's body, under its cap
         return session
 
