@@ -155,7 +155,8 @@ class Session(requests.Session):
         else:
             refusal = redirect_refusal(source, request.url, resolve=literal_addresses,
                                        origin_allowed=self.origin_allowed)
-        proxy = select_proxy(request.url, kwargs.get("proxies") or {})
+        proxies = kwargs.get("proxies")
+        proxy = select_proxy(request.url, proxies) if proxies else None
         if not refusal and proxy:
             refusal = self._proxy_refusal(request.url, proxy)
         if refusal:
