@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from litmus import __version__
@@ -54,6 +55,16 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return _main(argv)
+    from litmus.github.workflow import command_safe_output
+
+    # On a runner, a printed line starting with `::` is a workflow command: only Litmus's own may be one.
+    with command_safe_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)

@@ -73,14 +73,22 @@ class Console:
     # -- after the run
     def report(self, result: RunResult, results_path: str | None = None) -> None:
         if self.verbosity >= 0:
-            for line in self.failure_lines(result):
-                print(line, file=self.out)
+            for title, body in self.failures(result):
+                if self.github:  # one foldable group per suite in the job log
+                    from litmus.github.workflow import WorkflowCommands
+
+                    commands = WorkflowCommands(self.out)
+                    with commands.group(title):
+                        commands.log("\n".join(body))
+                else:
+                    print("\n".join(body), file=self.out)
             for line in self.summary_lines(result):
                 print(line, file=self.out)
         print(self.verdict_line(result, results_path), file=self.out)
 
-    def failure_lines(self, result: RunResult) -> list[str]:
-        lines: list[str] = []
+    def failures(self, result: RunResult) -> list[tuple[str, list[str]]]:
+        """Per suite with findings: a title and one line per finding."""
+        groups: list[tuple[str, list[str]]] = []
         for suite in result.suites:
             runs = runs_per_flow(suite)
             body: list[str] = []
@@ -105,13 +113,9 @@ class Console:
                 body.extend(self._step_lines(suite, "teardown", step))
             if suite.reason:
                 body.append(f"{clean(suite.file)}:{suite.line} {clean(suite.name)}: {clean(suite.reason)}")
-            if body and self.github:
-                lines.append(f"::group::{clean(suite.name)}: {len(body)} finding(s)")
-                lines.extend(body)
-                lines.append("::endgroup::")
-            else:
-                lines.extend(body)
-        return lines
+            if body:
+                groups.append((f"{clean(suite.name)}: {len(body)} finding(s)", body))
+        return groups
 
     def _step_lines(self, suite, where: str, step) -> list[str]:
         lines = []

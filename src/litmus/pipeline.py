@@ -127,7 +127,7 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     if unset:
         raise RunRefused(f"no base URL for suite(s) {', '.join(map(repr, unset))}: {request.base_url_hint}")
     try:
-        check_output_dir(request.out_dir)  # a run that cannot be saved is not started
+        check_output_dir(request.out_dir, request.root)  # a run that cannot be saved is not started
     except OutputError as exc:
         raise RunRefused(f"{request.out_dir_setting}: {exc}") from None
     try:

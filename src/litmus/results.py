@@ -596,10 +596,17 @@ class OutputError(Exception):
         self.written = dict(written or {})
 
 
-def check_output_dir(path: str | os.PathLike) -> Path:
+def check_output_dir(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
     """The output folder, created if missing and proven writable (a file is written, then removed),
-    so that a run never does its work only to lose it at the end. OutputError says what is wrong."""
+    so that a run never does its work only to lose it at the end. OutputError says what is wrong.
+
+    A folder that is a symlink, or lies under one inside `root` (the workspace), is refused: a pull
+    request can commit `litmus-report` as a link, and every report would go where it points."""
     out = Path(path)
+    link = _symlink_on_the_way(out, root)
+    if link is not None:
+        raise OutputError(f"output folder {out}: {link} is a symbolic link; refused so that nothing is written "
+                          "where it points (remove the link or choose another folder)")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -620,6 +627,18 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     except OSError as exc:
         raise OutputError(f"output folder {out}: cannot be written: {exc.strerror or exc}") from None
     return out
+
+
+def _symlink_on_the_way(path: Path, root: str | os.PathLike | None = None) -> Path | None:
+    """The first symlink among `path` and its parents inside `root` (`path` alone when it is not inside
+    `root`), read lexically: `..` is not followed through a link."""
+    absolute = Path(os.path.abspath(path))
+    folders = [absolute]
+    if root is not None:
+        inside = Path(os.path.abspath(root))
+        if absolute.is_relative_to(inside):
+            folders = [p for p in (absolute, *absolute.parents) if p != inside and p.is_relative_to(inside)]
+    return next((folder for folder in reversed(folders) if folder.is_symlink()), None)
 
 
 def write_results(path: str | os.PathLike, result: RunResult) -> None:

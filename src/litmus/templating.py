@@ -29,6 +29,7 @@ import string
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,8 +46,9 @@ NAMESPACES = ("env", "secrets", "vars", "setup", "scenario", "run", "gen")
 GENERATORS = ("uuid", "now", "timestamp", "random_int", "random_string")
 _FILTER_CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 
-# One rendered string may not exceed this many characters: suite variables that refer to each
-# other can otherwise grow without bound (eight variables each using the previous ten times).
+# One rendered value may not exceed this many characters, a structured one (a whole template keeps
+# its type) measured as the JSON a request body would carry: suite variables that refer to each
+# other, or one extracted object used many times, can otherwise grow without bound.
 MAX_RENDERED_CHARS = 1024 * 1024
 # Suite variables may themselves hold templates; this bounds a variable that refers to itself.
 _MAX_DEPTH = 8
@@ -323,7 +325,10 @@ class Renderer:
     def render(self, value: Any) -> Any:
         """`value` with every template in its strings (and nested lists/mappings) resolved."""
         # Suite variables are rendered once per call (`memo`): ten uses of a variable cost one rendering.
-        return self._render(value, 0, {})
+        rendered = self._render(value, 0, {})
+        if rendered is not value:
+            _check_size(rendered, value)
+        return rendered
 
     def _render(self, value: Any, depth: int, memo: dict[str, Any]) -> Any:
         if isinstance(value, str):
@@ -341,7 +346,9 @@ class Renderer:
             return self._evaluate(whole, depth, memo)
         pieces, last, size = [], 0, 0
         for ref in references(text):
-            piece = _text(self._evaluate(ref, depth, memo))
+            value = self._evaluate(ref, depth, memo)
+            _check_size(value, text)  # before `_text` writes out a structure that shares one part many times
+            piece = _text(value)
             pieces += [text[last:ref.start], piece]
             size += ref.start - last + len(piece)
             last = ref.end
@@ -449,6 +456,51 @@ class Renderer:
             else:
                 raise MissingName(f"scenario '{self.scenario.id}' data has no '{path}' ('{name}')")
         return value
+
+
+def _json_size(value: Any, limit: int) -> int:
+    """The length of `value` as JSON, counted only until it passes `limit`: a structure that holds
+    one part many times (each use of a variable is the same object) is measured, never written out."""
+    size, pending = 0, [value]
+    while pending and size <= limit:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            size += 2 + 4 * len(item)  # braces, and per entry ': ' plus ', '
+            for key, entry in item.items():
+                size += len(_text(str(key))) + 2
+                pending.append(entry)
+        elif isinstance(item, (list, tuple)):
+            size += 2 + 2 * len(item)
+            pending.extend(item)
+        elif isinstance(item, str):
+            size += len(item) + 2  # quotes; escapes are not counted, the cap is generous enough for them
+        else:
+            size += len(json.dumps(item, ensure_ascii=False, default=str))
+    return size
+
+
+def _check_size(value: Any, source: Any) -> None:
+    """A TemplateError naming the templates of `source` when they render it (to `value`) past the cap;
+    a probe's own literal text is not rendering and is not capped here."""
+    size = _json_size(value, MAX_RENDERED_CHARS)
+    if size > MAX_RENDERED_CHARS and references(repr(source)):
+        raise TemplateError(f"{_templates_in(source)} would render to over {size:,} characters as JSON "
+                            f"(at most {MAX_RENDERED_CHARS:,})")
+
+
+def _templates_in(source: Any) -> str:
+    """The templates of an unrendered value, each once with how often it is used: what the error names."""
+    pending, uses = [source], Counter()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            uses.update(ref.text for ref in references(item))
+        elif isinstance(item, Mapping):
+            pending += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            pending += item
+    named = [text if count == 1 else f"{text} ({count} times)" for text, count in sorted(uses.items())]
+    return ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
 
 
 def _key(value: Any) -> Any:

@@ -55,7 +55,7 @@ from litmus.github.context import (
 from litmus.github.envfiles import append_summary, write_outputs
 from litmus.github.findings import Annotation, annotations, cap_per_level, select
 from litmus.github.workflow import WorkflowCommands
-from litmus.results import RunResult
+from litmus.results import OutputError, RunResult, check_output_dir
 from litmus.run.signals import StopOnSignals, exit_abandoning
 from litmus.trust import Trust
 
@@ -221,6 +221,10 @@ class _Action:
         self.inputs = ActionInputs.from_environ(environ)
         self.ctx = GitHubContext.from_environ(environ)
         self.workspace = self.ctx.workspace.resolve()
+        try:  # before any request: a committed symlink at output-dir would take every report elsewhere
+            check_output_dir(self.workspace / self.inputs.output_dir, self.workspace)
+        except OutputError as exc:
+            raise ActionFailure(f"output-dir: {exc}") from None
         can_call_api = bool(self.inputs.github_token and self.ctx.repository)
         self.client = GitHubClient(self.ctx.api_url, self.inputs.github_token) if can_call_api else None
         self.pr = self.ctx.pull_request() or self._deployed_pull_request()

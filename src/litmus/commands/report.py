@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
-from litmus.results import OutputError, ResultsError, load_results
+from litmus.results import OutputError, ResultsError, check_output_dir, load_results
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(render(formats[0], result, **options))
         return 0
+    from litmus.load import repo_root
+
     try:
+        check_output_dir(args.out, repo_root())
         written = write_reports(result, args.out, formats, **options)
     except OutputError as exc:
         written, problem = exc.written, str(exc)

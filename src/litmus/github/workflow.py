@@ -4,10 +4,16 @@ Escaping follows the actions toolkit (`command.ts`): `%`, CR and LF in the messa
 and `,` in property values. Untrusted text (HTTP response bodies, API errors) is echoed only inside
 `untrusted()`, which suspends command parsing with a random token, so a body can never issue a
 command such as `::add-mask::` or `::error::` of its own.
+
+Under GITHUB_ACTIONS=true every `litmus` command writes stdout and stderr through `CommandSafeStream`
+(`command_safe_output()`): any line that would read as a command (`reads_as_command`) is printed that
+way, so a suite, flow or step name cannot issue one either; only `WorkflowCommands` issues commands.
 """
 
 from __future__ import annotations
 
+import io
+import re
 import secrets
 import sys
 from collections.abc import Iterable, Iterator
@@ -16,6 +22,17 @@ from typing import TextIO
 
 # Property names in the order the toolkit writes them; all optional.
 ANNOTATION_PROPERTIES = ("title", "file", "line", "endLine", "col", "endColumn")
+
+
+# `::` after what the runner trims from a line: Unicode whitespace as .NET trims it (NBSP, U+2028 and the
+# rest; `\s` is a superset) and the zero-width characters older runtimes trimmed too.
+_COMMAND_START = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]*::")
+
+
+def reads_as_command(text: str) -> bool:
+    """Whether a line of `text` reads as a workflow command, lines split as a runner splits them and as a
+    log viewer may (at U+2028, U+2029, U+0085 and the other line breaks `str.splitlines` knows)."""
+    return any(_COMMAND_START.match(line) for line in text.splitlines())
 
 
 def escape_data(text: str) -> str:
@@ -37,7 +54,9 @@ class WorkflowCommands:
     """Writes workflow commands and plain log lines to one stream (stdout on a runner)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stdout
+        stream = stream or sys.stdout
+        # The one writer of commands: past the guard that keeps every other line from issuing one.
+        self.stream = stream.unguarded if isinstance(stream, CommandSafeStream) else stream
         self._masked: set[str] = set()
 
     def _write(self, line: str) -> None:
@@ -45,9 +64,9 @@ class WorkflowCommands:
         self.stream.flush()
 
     def log(self, text: str) -> None:
-        """Plain log lines. Text that could read as a command (the runner trims leading spaces before
-        looking for '::') is printed with command parsing suspended."""
-        if any(line.lstrip().startswith("::") for line in text.splitlines()):
+        """Plain log lines. Text that could read as a command (`reads_as_command`) is printed with
+        command parsing suspended."""
+        if reads_as_command(text):
             self.echo_untrusted(text)
             return
         for line in text.splitlines() or [""]:
@@ -107,3 +126,47 @@ class WorkflowCommands:
         with self.untrusted():
             for line in text.splitlines():
                 self._write(line)
+
+
+class CommandSafeStream(io.TextIOBase):
+    """A runner's log stream on which no line issues a workflow command: each complete line is written
+    through `WorkflowCommands.log`. `WorkflowCommands` on this stream writes to `unguarded`."""
+
+    def __init__(self, unguarded: TextIO) -> None:
+        self.unguarded = unguarded
+        self._log = WorkflowCommands(unguarded).log
+        self._partial = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self._partial = (self._partial + text).split("\n")
+        for line in lines:
+            self._log(line)
+        return len(text)
+
+    def flush(self) -> None:
+        self.unguarded.flush()
+
+    def finish(self) -> None:
+        """The last line, when it had no newline: held until now, since its end could make it a command."""
+        if self._partial:
+            self._log(self._partial)
+            self._partial = ""
+        self.flush()
+
+
+@contextmanager
+def command_safe_output() -> Iterator[None]:
+    """sys.stdout and sys.stderr through `CommandSafeStream` within the block."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = CommandSafeStream(sys.stdout), CommandSafeStream(sys.stderr)
+    try:
+        yield
+    finally:
+        guarded = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = saved
+        for stream in guarded:
+            if isinstance(stream, CommandSafeStream):
+                stream.finish()

@@ -16,9 +16,9 @@ finding, so the identity (suite, flow, step, assertion, scenario) is unique per 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -388,13 +388,19 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
                  steps: int = 1) -> str:
     """A curl that replays the (already redacted) request: the probe's headers only, each secret as
     "$NAME" (its environment variable), `--compressed` when the request accepted gzip, and for a flow
-    of several steps a cookie jar the steps share, as the flow's session did."""
+    of several steps a cookie jar the steps share, as the flow's session did.
+
+    The request comes from a results.json that may not be ours (`litmus report`, `merge:`), and the
+    command is meant to be pasted into a shell: every word from it is single-quoted, a secret name
+    that is not a shell variable name stands as "$LITMUS_SECRET_n", and the notes are comments whose
+    text is printable ASCII (nothing in them can end the line)."""
     if request.probe_headers is None:
         names = [n for n in request.headers if n.lower() not in _LIBRARY_DEFAULTS]
     else:
         names = [n for n in request.probe_headers if n in request.headers]
     names = [n for n in names if n.lower() not in _CURL_COMPUTES]
-    secrets = iter(request.secrets)
+    unnamed = [n for n in names if not _HEADER_NAME.fullmatch(n)]
+    variables = _SecretVariables(request.secrets)
     argv = ["curl"]
     accepted = " ".join(v for n, v in request.headers.items() if n.lower() == "accept-encoding")
     if "gzip" in accepted:
@@ -403,19 +409,26 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         argv += ["-b", COOKIE_JAR, "-c", COOKIE_JAR] if step_index else ["-c", COOKIE_JAR]
     if request.method.upper() != "GET":
         argv += ["-X", shlex.quote(request.method.upper())]
-    argv.append(_shell_word(request.url, secrets))
+    # A positional word starting with "-" would be an option: anything but http(s) goes behind --url.
+    url = variables.word(request.url)
+    argv += [url] if request.url.startswith(("http://", "https://")) else ["--url", url]
     for name in names:
-        argv += ["-H", _shell_word(f"{name}: {request.headers[name]}", secrets)]
+        header = variables.word(f"{name}: {request.headers[name]}")
+        if name not in unnamed:  # `-H @file` would read a file: only real header names are sent
+            argv += ["-H", header]
     shortened = request.body_truncated
     if request.body is not None:
         body = request.body
         if body_limit is not None and len(body) > body_limit:
             body, shortened = clip(body, body_limit), True
-        argv += ["--data-raw", _shell_word(body, secrets)]
+        argv += ["--data-raw", variables.word(body)]
     command = " ".join(argv)
-    notes = []
+    notes = variables.notes()
     if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
         notes.append("# *** is a value the results never hold (a credential or secret): put it in before running")
+    if unnamed:
+        notes.append(f"# left out: {len(unnamed)} header(s) whose name is not a header name: "
+                     f"{_comment_text(', '.join(unnamed))}")
     if shortened:
         notes.append("# body shortened in the results: see report.html / results.json")
     if steps > 1:
@@ -432,23 +445,56 @@ def step_curl(flow_run: FlowRunResult, step: StepResult, body_limit: int | None 
     return curl_command(step.request, body_limit, index, len(flow_run.steps))
 
 
-def _shell_word(text: str, secrets: Iterator[str]) -> str:
-    """One shell word: literal text single-quoted, and each `***` a named secret stands behind as
-    "$NAME" (a mask of unknown origin stays literal)."""
-    pieces = text.split(MASK)
-    out, literal = [], pieces[0]
-    for piece in pieces[1:]:
-        name = next(secrets, None)
-        if name is None:
-            literal += MASK + piece
-            continue
-        if literal:
+# RFC 9110 token: what requests sends as a header name. `@` is not one (curl's `-H @file`).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_SHELL_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A secret whose name is no shell variable name stands as $LITMUS_SECRET_1, _2...
+_PLACEHOLDER = "LITMUS_SECRET_"
+
+
+def _comment_text(text: str) -> str:
+    """`text` for a shell comment: printable ASCII only (JSON escapes for the rest, quotes kept), so no
+    newline, carriage return or line separator in it can end the comment and start a command."""
+    return json.dumps(text)[1:-1]
+
+
+class _SecretVariables:
+    """The shell variable each `***` of a request stands for, in the order the masks appear. A secret
+    name that is not a shell variable name (`MY-KEY` would expand `$MY`; a name from a hostile
+    results.json could be `$(...)`) becomes LITMUS_SECRET_1, _2... with a note saying which is which."""
+
+    def __init__(self, secrets: list[str]):
+        self._names = iter(secrets)
+        self._placeholders: dict[str, str] = {}
+
+    def _variable(self, name: str) -> str:
+        if _SHELL_VARIABLE.fullmatch(name):
+            return name
+        if name not in self._placeholders:
+            self._placeholders[name] = f"{_PLACEHOLDER}{len(self._placeholders) + 1}"
+        return self._placeholders[name]
+
+    def word(self, text: str) -> str:
+        """One shell word: literal text single-quoted, and each `***` a named secret stands behind as
+        "$VARIABLE" (a mask of unknown origin stays literal)."""
+        pieces = text.split(MASK)
+        out, literal = [], pieces[0]
+        for piece in pieces[1:]:
+            name = next(self._names, None)
+            if name is None:
+                literal += MASK + piece
+                continue
+            if literal:
+                out.append(shlex.quote(literal))
+            out.append(f'"${self._variable(name)}"')
+            literal = piece
+        if literal or not out:
             out.append(shlex.quote(literal))
-        out.append(f'"${name}"')
-        literal = piece
-    if literal or not out:
-        out.append(shlex.quote(literal))
-    return "".join(out)
+        return "".join(out)
+
+    def notes(self) -> list[str]:
+        return [f'# "${variable}" is the secret "{_comment_text(name)}": set {variable} to it before running'
+                for name, variable in self._placeholders.items()]
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 from litmus.assertions._jsonpaths import format_path
 from litmus.report import findings as fd
 from litmus.report import plots
-from litmus.report.markup import Markup, esc, join, script_json, tag, void
+from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
 
@@ -254,8 +254,7 @@ def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> 
         stats = fd.suite_stats(suite)
         words = fd.suite_verdict(suite, findings)
         status = "needs_review" if words.startswith("passed with") else suite.verdict
-        url = probe_url(result, options, suite.file, suite.line)
-        name = tag("a", suite.name, href=url) if url else suite.name
+        name = link(suite.name, probe_url(result, options, suite.file, suite.line))
         cards.append(tag(
             "div", tag("h3", name), plots.badge(status, words), plots.pass_rate_bar(suite),
             tag("p", f"{stats.runs_passed} of {stats.runs_total} flow runs passed = {suite.pass_rate:g}% "
@@ -277,7 +276,7 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
     from litmus.compare import headline
 
     def entry(finding: fd.Finding) -> Markup:
-        return tag("li", tag("a", finding.where, href=f"#f-{finding.fingerprint}"), ": ",
+        return tag("li", link(finding.where, f"#f-{finding.fingerprint}"), ": ",
                    fd.clip(fd.summary_sentence(finding), 200))
 
     new = [f for f in findings if f.baseline != "unchanged"]
@@ -383,8 +382,7 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup
     chip = CHIP_OF[finding.kind]
     badge_status = "error" if finding.kind == "transport_error" else finding.kind
     location = f"{finding.suite.file}:{finding.line}:{finding.column}"
-    url = probe_url(result, options, finding.suite.file, finding.line)
-    facts = [tag("a", tag("code", location), href=url) if url else tag("code", location),
+    facts = [link(tag("code", location), probe_url(result, options, finding.suite.file, finding.line)),
              join(["rule ", tag("code", finding.rule)])]
     if finding.runs_text():
         facts.append(finding.runs_text())

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from litmus.report import findings as fd
-from litmus.report.markdown_text import cell, code, fenced, prose
+from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult
 
@@ -142,7 +142,7 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
 
 
 def _footer(remaining: int, options: Options) -> str:
-    where = f"[the report artifact]({options.artifact_url})" if options.artifact_url else "the report artifact"
+    where = link("the report artifact", options.artifact_url)
     return (f"\n---\n\n**{remaining} more finding{'s' if remaining != 1 else ''} not shown here** (size limit). "
             f"Every finding is in {where}: `results.json` and `junit.xml` (all), `report.html` and "
             "`litmus.sarif` (the first thousands).\n")
@@ -221,9 +221,7 @@ def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding]
     rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for suite in sorted(result.suites, key=lambda s: s.verdict != "failed"):
         stats = fd.suite_stats(suite)
-        name = prose(suite.name)
-        url = probe_url(result, options, suite.file, suite.line)
-        name = f"[{name}]({url})" if url else name
+        name = link(prose(suite.name), probe_url(result, options, suite.file, suite.line))
         runs = (f"{stats.runs_passed} / {stats.runs_total} = {suite.pass_rate:g}% "
                 f"(needs {suite.pass_threshold:g}%)")
         order = ["passed", "failed", "error", "needs_review", "skipped"]
@@ -258,8 +256,8 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
     headline = fd.summary_sentence(finding)
     out = [f"\n#### {finding.icon} {prose(fd.clip(headline, 200))}"]
     location = f"{finding.suite.file}:{finding.line}:{finding.column}"
-    url = probe_url(result, options, finding.suite.file, finding.line)
-    facts = [f"[{code(location)}]({url})" if url else code(location), f"rule {code(finding.rule)}"]
+    facts = [link(code(location), probe_url(result, options, finding.suite.file, finding.line)),
+             f"rule {code(finding.rule)}"]
     if finding.scenario:
         facts.append(f"scenario {code(finding.scenario)}")
     if finding.runs_text():

@@ -6,12 +6,15 @@ table or a `<details>`, open HTML, ping anyone (`@name`), or link an issue (`#12
 - `cell()` is `code()` for a table cell (GFM splits cells on `|` even inside code spans);
 - `prose()` backslash-escapes every ASCII punctuation character and puts mentions and issue
   references in code, where GitHub does not resolve them;
-- `fenced()` makes a fenced block whose fence no line inside can close.
+- `fenced()` makes a fenced block whose fence no line inside can close;
+- `link()` links Markdown text only to an http(s) URL, percent-encoded so it cannot end the link.
 """
 
 from __future__ import annotations
 
 import re
+
+from litmus.report.options import http_url
 
 _PUNCTUATION = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
 _REFERENCE = re.compile(r"(@[\w-]+(?:/[\w.-]+)?|#\d+|\bGH-\d+)", re.IGNORECASE)
@@ -56,3 +59,9 @@ def fenced(text: str, info: str = "") -> str:
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{text.rstrip()}\n{fence}"
+
+
+def link(text: str, url: str | None) -> str:
+    """`[text](url)` when `url` is an http(s) URL (see `options.http_url`), else `text` alone."""
+    target = http_url(url)
+    return f"[{text}]({target})" if target else text

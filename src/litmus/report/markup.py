@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from litmus.report.markdown_text import visible
+from litmus.report.options import http_url
 
 
 class Markup(str):
@@ -53,3 +54,10 @@ def script_json(data: Any) -> Markup:
     script element (`</script>`) or open a comment (`<!--`)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return Markup(text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def link(content: Any, url: str | None) -> Markup:
+    """`content` as a link to `url` when that is an http(s) URL or a fragment of this page (`#id`);
+    otherwise `content` alone: a `javascript:` URL from a results.json is never an href."""
+    target = url if url and url.startswith("#") else http_url(url)
+    return tag("a", content, href=target) if target else esc(content)
