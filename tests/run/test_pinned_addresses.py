@@ -79,9 +79,10 @@ socket.getaddrinfo = getaddrinfo
 def names(monkeypatch):
     """Install the resolver with a table of answers; returns how often each name was asked."""
     def install(answers: dict[str, list[str]]) -> dict[str, int]:
+        # The text installs itself (as the sitecustomize must): recorded first, so the real one comes back.
+        monkeypatch.setattr(socket, "getaddrinfo", socket.getaddrinfo)
         scope: dict = {}
         exec(RESOLVER.format(answers=answers), scope)  # noqa: S102 - the same text as the sitecustomize
-        monkeypatch.setattr(socket, "getaddrinfo", scope["getaddrinfo"])
         return scope["asked"]
     _Connects.elsewhere = []
     _Connects.on = True
