@@ -13,6 +13,7 @@ API keys are never configuration: `api_key_env` names the environment variable h
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 import yaml
 
 from litmus.errors import Position, ProbeError
+from litmus.load import files
 from litmus.load.diagnostics import Collector, Span, did_you_mean
+from litmus.load.source import MAX_FILE_BYTES
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
 NO_JUDGE = "none"
@@ -155,7 +158,7 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
         problems.error(Span(Position(str(given))), f"config file {given} not found")
         raise ProbeError(problems.diagnostics)
     section, positions = ({}, {})
-    if path.is_file():
+    if os.path.lexists(path):  # a FIFO or a link to /dev/zero is refused by name, not skipped as absent
         section, positions = _read_judge_section(path, root, problems)
     else:
         path = None
@@ -342,7 +345,8 @@ def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[di
     problem found is recorded in `problems`."""
     display = _display(path, root)
     try:
-        text = path.read_text("utf-8")
+        real = files.resolve_found(path, root, shown=display)  # inside the repository, as every file
+        text = files.read_bytes(real, MAX_FILE_BYTES, shown=display, what="config files").decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         problems.error(Span(Position(display)), f"cannot read config: {getattr(exc, 'strerror', None) or exc}")
         return {}, {}

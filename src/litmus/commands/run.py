@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
     try:
-        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars)
+        loaded = load_suites(args.paths, strict_env=True, environ=environ, run_vars=run_vars, named_anywhere=True)
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=sys.stderr)
         return 2
