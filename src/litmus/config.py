@@ -18,6 +18,7 @@ action's inputs) or the provider's defaults; `RunConfig.notes` says what was lef
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ import yaml
 
 from litmus.errors import Position, ProbeError
 from litmus.git import file_at, file_size_at, has_commit
+from litmus.load import files
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.source import MAX_FILE_BYTES
 from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
@@ -178,7 +180,7 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
             path = None
         else:
             section, positions = _judge_section(_display(path, root), text, problems)
-    elif path.is_file():
+    elif os.path.lexists(path):  # a FIFO or a link to /dev/zero is refused by name, not skipped as absent
         section, positions = _read_judge_section(path, root, problems)
     else:
         path = None
@@ -468,7 +470,8 @@ def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[di
     problem found is recorded in `problems`."""
     display = _display(path, root)
     try:
-        text = path.read_text("utf-8")
+        real = files.resolve_found(path, root, shown=display)  # inside the repository, as every file
+        text = files.read_bytes(real, MAX_FILE_BYTES, shown=display, what="config files").decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         problems.error(Span(Position(display)), f"cannot read config: {getattr(exc, 'strerror', None) or exc}")
         return {}, {}

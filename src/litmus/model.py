@@ -125,6 +125,9 @@ class Assertion(Node):
     params: dict[str, Any] = field(default_factory=dict)
     # `critical: true`: when it does not pass, its flow run fails whatever the Intent Evaluation says.
     critical: bool = False
+    # The files its fields name (`schema_file`, the file of `function`), by field: resolved once, at load
+    # (`litmus.load.files`), so the run reads what was checked.
+    files: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,10 @@ class Suite(Node):
     name: str = ""
     # The file as a repository-relative POSIX path (what SARIF and links use).
     file: str = ""
-    # The file on disk, for resolving `schema_file` and friends.
+    # The file on disk (its real path), for resolving `schema_file` and friends.
     abs_path: Path = Path()
+    # The repository root its referenced files stay inside (a schema's `$ref`s too, read as the run goes).
+    root: Path = Path()
     version: int = 1
     intent: str | None = None
     pass_threshold: float = 100

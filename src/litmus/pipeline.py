@@ -78,6 +78,9 @@ class RunRequest:
     select: Callable[[list], list] | None = None
     # Called once the run is set up, before the first request (the action's wait-for).
     before_requests: Callable[[str | None], None] | None = None
+    # The command line's paths are the operator's own: a file named there may lie outside `root` (the
+    # action's may not).
+    named_anywhere: bool = False
     # A baseline found only after the run (the action's `baseline: artifact`).
     late_baseline: Callable[[], Baseline | None] | None = None
     # For the reports (results.json `run.changed_checks`, `run.trust_notes`): the PR's changes to its own
@@ -108,7 +111,7 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     options, environ = request.options, request.environ
     try:
         loaded = load_suites(list(request.paths), root=request.root, environ=environ, strict_env=True,
-                             run_vars=options.run_vars, trust=options.trust)
+                             run_vars=options.run_vars, trust=options.trust, named_anywhere=request.named_anywhere)
     except ProbeError as exc:
         channel.diagnostics(exc.diagnostics)
         raise RunRefused("the probe files have errors", reported=True) from None

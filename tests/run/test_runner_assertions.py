@@ -162,8 +162,12 @@ def test_schema_honours_dollar_schema_and_local_refs(tmp_path):
     (tmp_path / "probes" / "order.yaml").write_text(
         "type: object\nproperties:\n  price: {$ref: 'defs.json#/$defs/price'}\n")
     s = suite("S")
-    s = type(s)(**{**s.__dict__, "abs_path": tmp_path / "probes" / "suite.yaml"})
-    out = evaluate(check("schema", schema_file="order.yaml"), {"price": "x"}, suite_=s)
+    s = type(s)(**{**s.__dict__, "abs_path": tmp_path / "probes" / "suite.yaml", "root": tmp_path})
+    # The loader resolves a schema_file once and keeps its real path on the assertion.
+    from_file = check("schema", schema_file="order.yaml")
+    resolved = {"schema_file": (tmp_path / "probes" / "order.yaml").resolve()}
+    from_file = type(from_file)(**{**from_file.__dict__, "files": resolved})
+    out = evaluate(from_file, {"price": "x"}, suite_=s)
     assert mismatches(out) == [("$.price", 'expected number, got string "x"')]
     # draft-04: exclusiveMaximum is a boolean there
     draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "maximum": 5, "exclusiveMaximum": True}

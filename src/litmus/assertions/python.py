@@ -74,6 +74,7 @@ def evaluate(assertion, ctx):
     import time
 
     from litmus.assertions._common import errored
+    from litmus.load.files import FileRefused
 
     relative, name = split(assertion.params["function"])
     file = _display(ctx.suite, relative)
@@ -84,8 +85,8 @@ def evaluate(assertion, ctx):
         refused.critical = True
         return refused
     try:
-        function, line = load(ctx.suite.abs_path.parent / relative, name)
-    except (OSError, SyntaxError, LookupError) as exc:
+        function, line = load(assertion.files["function"], name, shown=file)
+    except (FileRefused, OSError, SyntaxError, LookupError) as exc:
         return errored(assertion, f"{file}: cannot load {name}: {type(exc).__name__}: {exc}", file)
     except Exception as exc:  # noqa: BLE001 - the module's own top-level code raised
         return errored(assertion, f"{file}: loading it raised {_last_line(exc)}", file)
@@ -161,28 +162,33 @@ def defined_functions(source: str, filename: str) -> dict[str, int]:
     return {node.name: node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-# (resolved path, modification time, size) -> loaded module: one load per file version per process.
+# (resolved path, SHA-256 of its source) -> loaded module: one load per file version per process.
 _MODULES: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 
 
-def load(path, name: str):
-    """The function `name` of the file at `path` and its line, the file loaded by path."""
-    import importlib.util
-    import os
+def load(path, name: str, *, shown: str | None = None):
+    """The function `name` of the file at `path` (its real path, resolved when the suite loaded) and its
+    line. The source is read through the one file rule (`litmus.load.files`) and run from those bytes:
+    a file swapped since load for a symlink, a FIFO or a device is refused, never followed or waited on."""
+    import hashlib
     import sys
+    import types
 
-    resolved = os.path.realpath(path)
-    stat = os.stat(resolved)
-    key = (resolved, stat.st_mtime_ns, stat.st_size)
+    from litmus.load import files
+    from litmus.load.source import MAX_FILE_BYTES
+
+    source = files.read_bytes(path, MAX_FILE_BYTES, shown=shown, what="python check files")
+    key = (str(path), hashlib.sha256(source).hexdigest())
     with _LOCK:
         module = _MODULES.get(key)
         if module is None:
             module_name = f"litmus_probe_check_{abs(hash(key)):x}"
-            spec = importlib.util.spec_from_file_location(module_name, resolved)
-            module = importlib.util.module_from_spec(spec)
+            module = types.ModuleType(module_name)
+            module.__file__ = str(path)
+            code = compile(source, str(path), "exec", dont_inherit=True)
             sys.modules[module_name] = module  # what dataclasses and pickling look a module up by
-            spec.loader.exec_module(module)
+            exec(code, module.__dict__)  # noqa: S102 - the suite's own check, run as the docs say
             _MODULES[key] = module
     function = getattr(module, name, None)
     if not callable(function):

@@ -56,49 +56,47 @@ def _reason(error) -> str:
 
 
 # Validators built once per distinct schema: an inline schema by its canonical JSON, a file by its
-# reference; each with the suite file its relative `$ref`s resolve against. Suites repeat the same
+# resolved path; each with the suite file its relative `$ref`s resolve against. Suites repeat the same
 # inline schema in many steps, and building (and warming) a validator costs more than using one.
 _VALIDATORS: dict = {}
 
 
 def _validator(assertion, suite):
     import json
-    from pathlib import Path
 
     params = assertion.params
     if "schema_file" in params:
-        key = (suite.abs_path, "file", params["schema_file"])
+        path = assertion.files["schema_file"]  # resolved (and its $refs checked) when the suite loaded
+        key = (path, "file")
     else:
-        key = (suite.abs_path, "inline", json.dumps(params["schema"], sort_keys=True, default=repr))
+        path = suite.abs_path
+        key = (path, "inline", json.dumps(params["schema"], sort_keys=True, default=repr))
     validator = _VALIDATORS.get(key)
     if validator is None:
-        if "schema_file" in params:
-            path = (Path(suite.abs_path).parent / params["schema_file"]).resolve()
-            schema = _load_schema(path)
-        else:
-            path, schema = Path(suite.abs_path).resolve(), params["schema"]
-        validator = _VALIDATORS[key] = _build_validator(schema, path)
+        schema = load_schema(path) if "schema_file" in params else params["schema"]
+        validator = _VALIDATORS[key] = _build_validator(schema, path, suite.root)
     return validator
 
 
-def _build_validator(schema, path):
-    """A validator for `schema` whose relative `$ref`s resolve against `path`, inside the repository."""
+def _build_validator(schema, path, root):
+    """A validator for `schema` whose `$ref`s to other files resolve against `path`, by the one file
+    rule (`litmus.load.files`): files inside `root` only; a URL is refused, never fetched."""
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
-    root = _repo_root(path)
-
     def retrieve(uri: str):
         from pathlib import Path
         from urllib.parse import unquote, urlsplit
 
+        from litmus.load import files
+
         parts = urlsplit(uri)
-        target = Path(unquote(parts.path)).resolve()
-        if parts.scheme != "file" or not target.is_relative_to(root):
+        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
             raise ValueError(f"only files inside the repository are resolved, not {uri}")
-        return Resource.from_contents(_load_schema(target), default_specification=DRAFT202012)
+        target = files.resolve_found(Path(unquote(parts.path)), root, shown=uri)
+        return Resource.from_contents(load_schema(target), default_specification=DRAFT202012)
 
     cls = validator_for(schema, default=Draft202012Validator)
     base = path.as_uri()
@@ -108,22 +106,54 @@ def _build_validator(schema, path):
     return cls({"$ref": base}, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
 
-def _load_schema(path):
+def load_schema(path):
+    """The schema in `path` (a real path from `litmus.load.files`), JSON by its .json suffix, else YAML;
+    FileRefused when it may not be read, ValueError (naming no content) when it does not parse."""
     import json
 
-    text = path.read_text("utf-8")
-    if path.suffix == ".json":
-        return json.loads(text)
     import yaml
 
-    return yaml.safe_load(text)
+    from litmus.load import files
+    from litmus.load.source import MAX_FILE_BYTES
+
+    data = files.read_bytes(path, MAX_FILE_BYTES, what="schema files")
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(data)
+        return yaml.safe_load(data)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON at line {exc.lineno}, column {exc.colno}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ValueError(f"invalid YAML at line {mark.line + 1}" if mark else "invalid YAML") from None
+    except (UnicodeDecodeError, RecursionError):
+        raise ValueError("not UTF-8 text, or nested too deeply") from None
 
 
-def _repo_root(path):
-    """The enclosing git work tree of `path`, else the current directory (as the contract says)."""
-    from pathlib import Path
+def file_refs(document):
+    """`(ref, relative path)` for each `$ref` of `document` that names another document: the path is None
+    when the reference is not a relative file path (a URL, `file:`, an absolute path). Fragments
+    (`#/$defs/x`) and the document's own `$id`s are not listed: they need nothing read."""
+    from urllib.parse import unquote, urlsplit
 
-    for parent in path.parents:
-        if (parent / ".git").exists():
-            return parent
-    return Path.cwd().resolve()
+    refs, ids, stack = [], set(), [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if key == "$ref" and isinstance(child, str):
+                    refs.append(child)
+                elif key == "$id" and isinstance(child, str):
+                    ids.add(child.split("#", 1)[0])
+                else:
+                    stack.append(child)
+        elif isinstance(value, list):
+            stack.extend(value)
+    for ref in refs:
+        target = ref.split("#", 1)[0]
+        if not target or target in ids:
+            continue
+        parts = urlsplit(target)
+        relative = unquote(parts.path)
+        plain = not parts.scheme and not parts.netloc and not parts.query and not relative.startswith("/")
+        yield ref, relative if plain else None

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         run_vars=run_vars, suite_base_urls=suite_base_urls, trust=trust,
     )
     request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
-                         config_args=args, environ=environ, formats=formats, baseline=baseline)
+                         config_args=args, environ=environ, formats=formats, baseline=baseline, named_anywhere=True)
     try:
         suites, _config, judge = prepare(request, channel)
     except RunRefused as exc:

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as exc:
         return _report(args.format, exc.diagnostics, "the vars file is invalid: FAILED", ok=False)
     try:
-        result = load_suites(args.paths, strict_env=False, run_vars=run_vars)
+        result = load_suites(args.paths, strict_env=False, run_vars=run_vars, named_anywhere=True)
         diagnostics = list(result.warnings)
     except ProbeError as exc:
         diagnostics = list(exc.diagnostics)

@@ -64,7 +64,7 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
     try:
-        suites = load_suites([probes], environ=environ, trust=DEMO_TRUST).suites
+        suites = load_suites([probes], environ=environ, trust=DEMO_TRUST, named_anywhere=True).suites
     except ProbeError as exc:
         print(render_diagnostics(exc.diagnostics), file=stderr)
         return 2

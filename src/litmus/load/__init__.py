@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from litmus.errors import Diagnostic, Position, ProbeError
+from litmus.load import files
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.known_valid import known_valid
-from litmus.load.source import SourceError, read_yaml
+from litmus.load.source import MAX_FILE_BYTES, SourceError, read_yaml
 from litmus.model import Suite
 from litmus.trust import Trust
 
@@ -47,20 +48,23 @@ def repo_root(start: Path | None = None) -> Path:
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
-    """The YAML files under `paths` (directories searched recursively, hidden ones skipped), sorted.
+    """The YAML files under `paths` (directories searched recursively, hidden ones and symlinked
+    ones skipped), sorted.
 
-    A path given explicitly as a file is returned whatever its suffix. Raises ProbeError for
-    paths that do not exist.
+    A path given explicitly as a file is returned whatever its suffix. Only names are listed here:
+    every file is resolved (`litmus.load.files`) before it is read. Raises ProbeError for paths
+    that do not exist.
     """
     found: list[Path] = []
     missing = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for directory, subdirs, files in os.walk(path):
+            # os.walk does not descend into symlinked directories: a link to / is not searched.
+            for directory, subdirs, names in os.walk(path):
                 subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-                found.extend(Path(directory, name) for name in sorted(files) if name.endswith(SUFFIXES))
-        elif path.exists():
+                found.extend(Path(directory, name) for name in sorted(names) if name.endswith(SUFFIXES))
+        elif path.exists() or path.is_symlink():
             found.append(path)
         else:
             missing.append(Diagnostic("error", "no such file or directory", Position(str(raw), 1, 1)))
@@ -71,29 +75,39 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 def load_suites(paths: list[str | Path], *, root: Path | None = None,
                 environ: Mapping[str, str] = os.environ, strict_env: bool = True,
-                run_vars: Mapping[str, object] | None = None, trust: Trust | None = None) -> LoadResult:
+                run_vars: Mapping[str, object] | None = None, trust: Trust | None = None,
+                named_anywhere: bool = False) -> LoadResult:
     """Load and validate every suite under `paths`.
 
     `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
     and `Suite.file` / positions are relative to it. With `strict_env` (litmus run) a missing
     `env.`/`secrets.` variable, or a `vars.` name not in `run_vars`, is an error; without
     (litmus validate) a warning. `trust` (default `Trust.local()`) says which names `env.`/`secrets.`
-    may read; a name it refuses is an error in either mode.
+    may read; a name it refuses is an error in either mode. Every file found must resolve inside `root`;
+    with `named_anywhere` (the command line: the operator's own paths) a file named in `paths` may lie
+    outside it, and the files found in a directory named outside it stay inside that directory.
     """
     root = Path(root).resolve() if root else repo_root()
-    files = discover(paths)
+    found = discover(paths)
     explicit = {Path(p) for p in paths if not Path(p).is_dir()}
+    boundaries = _boundaries(paths, root, named_anywhere)
     collector = Collector()
     suites: list[Suite] = []
     names: dict[str, Suite] = {}
     # Files whose top level is a list: an error, unless a suite reads them as its data (checked last).
     lists: dict[Path, Collector] = {}
-    for path in files:
+    for path in found:
+        display = _display(path, root)
+        try:
+            real = _resolve_probe_file(path, display, root, boundaries, named_anywhere and path in explicit)
+        except files.FileRefused as exc:
+            collector.error(Span(Position(display, 1, 1)), str(exc))
+            continue
         target = collector
-        if path not in explicit and _top_level_is_list(path):
-            target = lists[path.resolve()] = Collector()
+        if path not in explicit and _top_level_is_list(real):
+            target = lists[real] = Collector()
         with _gc_paused():
-            suite = _load_file(path, root, target, environ, strict_env, run_vars or {},
+            suite = _load_file(real, display, root, target, environ, strict_env, run_vars or {},
                                warn_if_not_suite=path in explicit, trust=trust)
         if suite is None:
             continue
@@ -112,13 +126,33 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     known_valid.save()
     if not suites and not collector.errors:
         where = ", ".join(str(p) for p in paths)
-        found = (f"{_plural(len(files), 'YAML file')}, none with a top-level 'suite:'" if files
-                 else "no .yaml or .yml files")
+        what = (f"{_plural(len(found), 'YAML file')}, none with a top-level 'suite:'" if found
+                else "no .yaml or .yml files")
         collector.error(Span(Position(_display(Path(paths[0]), root) if paths else ".", 1, 1)),
-                        f"no probe suite found in {where} ({found}); nothing would be checked")
+                        f"no probe suite found in {where} ({what}); nothing would be checked")
     if collector.errors:
         raise ProbeError(sorted(collector.diagnostics, key=_order))
     return LoadResult(suites, sorted(collector.warnings, key=_order))
+
+
+def _boundaries(paths: Iterable[str | Path], root: Path, named_anywhere: bool) -> list[tuple[Path, Path]]:
+    """(named directory, what its files must resolve inside): the root, or with `named_anywhere` the
+    directory itself where it lies outside the root."""
+    found = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            real = Path(os.path.realpath(path))
+            found.append((path, real if named_anywhere and not real.is_relative_to(root) else root))
+    return found
+
+
+def _resolve_probe_file(path: Path, display: str, root: Path, boundaries: list[tuple[Path, Path]],
+                        anywhere: bool) -> Path:
+    if anywhere:
+        return files.resolve_named(path, shown=display)
+    inside = next((bound for named, bound in boundaries if path.is_relative_to(named)), root)
+    return files.resolve_found(path, inside, shown=display)
 
 
 def _plural(n: int, noun: str) -> str:
@@ -129,13 +163,13 @@ def _top_level_is_list(path: Path) -> bool:
     """Whether a YAML file starts as a list (a scenarios file, perhaps), judged by its first
     meaningful line: cheap, and only deciding whether its errors wait for the suites to load."""
     try:
-        with path.open("rb") as handle:
+        with files.open_file(path, MAX_FILE_BYTES) as handle:
             for line in handle:
                 text = line.strip()
                 if text and not text.startswith((b"#", b"---", b"%")):
                     return text.startswith((b"- ", b"[")) or text == b"-"
-    except OSError:
-        pass
+    except (OSError, files.FileRefused):
+        pass  # reading it as a suite reports why
     return False
 
 
@@ -161,8 +195,10 @@ def _order(diagnostic: Diagnostic) -> tuple:
 
 
 def _display(path: Path, root: Path) -> str:
+    """`path` relative to the root, as found: a symlink is shown by its own name, not its target's."""
+    where = Path(os.path.realpath(path.parent), path.name)
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return where.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -175,11 +211,12 @@ def _suite_typo(item) -> str:
     return ""
 
 
-def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[str, str], strict_env: bool,
-               run_vars: Mapping[str, object], *, warn_if_not_suite: bool, trust: Trust | None) -> Suite | None:
+def _load_file(path: Path, display: str, root: Path, collector: Collector, environ: Mapping[str, str],
+               strict_env: bool, run_vars: Mapping[str, object], *, warn_if_not_suite: bool,
+               trust: Trust | None) -> Suite | None:
+    """The suite in `path` (its real path, resolved), shown as `display`."""
     from litmus.load.suite import SuiteBuilder
 
-    display = _display(path, root)
     start = Span(Position(display, 1, 1))
     errors_before = collector.count_errors()
     try:
@@ -205,6 +242,5 @@ def _load_file(path: Path, root: Path, collector: Collector, environ: Mapping[st
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None
-    suite = SuiteBuilder(item, display, path.resolve(), root, collector, environ, strict_env, run_vars,
-                         trust).build()
+    suite = SuiteBuilder(item, display, path, root, collector, environ, strict_env, run_vars, trust).build()
     return suite if collector.count_errors() == errors_before else None

@@ -1,4 +1,4 @@
-"""Checks of values that must mean something: regexes, JSONPaths, JSON Schemas, referenced files.
+"""Checks of values that must mean something: regexes, JSONPaths, JSON Schemas.
 
 Each returns an error message (None when fine). jsonpath-ng and jsonschema are imported only here,
 on first use, so files that need neither load without paying for them, and values found valid
@@ -8,9 +8,6 @@ before (`known_valid`, kept across processes) are not checked again.
 from __future__ import annotations
 
 import json
-import os
-import re
-from pathlib import Path
 from typing import Any
 
 from litmus.load.known_valid import known_valid
@@ -106,11 +103,6 @@ def _check_schema(schema: Any) -> str | None:
     return None
 
 
-# Version-control metadata: credentials live there (a checkout's persisted token in .git/config),
-# so no referenced file may be read from it, whatever the field.
-VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS"})
-
-
 def unchecked_formats(schema: Any) -> list[str]:
     """The `format` values in `schema` that no installed checker asserts (they would pass anything)."""
     formats: set[str] = set()
@@ -128,29 +120,3 @@ def unchecked_formats(schema: Any) -> list[str]:
     from jsonschema import Draft202012Validator
 
     return sorted(formats - set(Draft202012Validator.FORMAT_CHECKER.checkers))
-
-
-def resolve_inside(relative: str, base_dir: Path, root: Path) -> tuple[Path | None, str | None]:
-    """`relative` resolved against `base_dir`: (path, None), or (None, why it is not allowed).
-
-    The one resolver of every file a suite references (schema_file, data_file,
-    reference_response_file, ...): the file must be inside the repository root and outside its
-    version-control metadata.
-    """
-    if not relative:
-        return None, "the path is empty"
-    if os.path.isabs(relative) or re.match(r"^[A-Za-z]:[\\/]", relative):
-        return None, f"'{relative}' must be a path relative to the suite file, not an absolute path"
-    # realpath follows symlinks: a link inside the repository pointing outside it is refused too.
-    target = Path(os.path.realpath(base_dir / relative))
-    real_root = os.path.realpath(root)
-    if not target.is_relative_to(real_root):
-        return None, f"'{relative}' resolves outside the repository root ({root})"
-    # Both the path as written and where it leads: a symlink into .git/ is refused like the path itself.
-    written = Path(os.path.relpath(os.path.normpath(base_dir / relative), root)).parts
-    vcs = next((part for part in (*target.relative_to(real_root).parts, *written) if part in VCS_DIRECTORIES), None)
-    if vcs:
-        return None, f"'{relative}' is inside {vcs}/: version-control metadata (credentials, history) is never read"
-    if not target.is_file():
-        return None, f"file '{relative}' does not exist (looked for {target})"
-    return target, None

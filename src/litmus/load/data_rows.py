@@ -11,13 +11,15 @@ Every problem is a `RowError` naming the row's line and, where there is one, the
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 from litmus.errors import Position
+from litmus.load import files
 from litmus.load.diagnostics import Collector
 from litmus.load.source import MAX_DEPTH, MAX_FILE_BYTES, SourceError, parse_yaml
 from litmus.model import Context, Scenario
@@ -44,22 +46,30 @@ class Row:
 
 
 def rows(path: Path, display: str) -> Iterator[Row]:
-    """The file's rows in order; raises RowError (or OSError) at the first bad one."""
+    """The rows of `path` (the real path the loader resolved) in order; raises RowError at the first
+    bad one, FileRefused (`litmus.load.files`) when the file may not be read."""
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         raise RowError(1, 1, f"'{display}': unknown data format {path.suffix!r} (use .csv, .jsonl, .yaml or .json)")
-    limit = MAX_STREAMED_BYTES if kind in ("csv", "jsonl") else MAX_FILE_BYTES
-    size = path.stat().st_size
-    if size > limit:
-        raise RowError(1, 1, f"'{display}' is {size / 1048576:.1f} MiB; {kind} scenario files are limited "
-                             f"to {limit // 1048576} MiB")
-    reader = {"csv": _csv_rows, "jsonl": _jsonl_rows, "yaml": _document_rows, "json": _document_rows}[kind]
+    what = f"{kind} scenario files"
+    if kind in ("csv", "jsonl"):
+        records = _streamed_rows(files.open_file(path, MAX_STREAMED_BYTES, shown=display, what=what), kind)
+    else:
+        records = _document_rows(files.read_bytes(path, MAX_FILE_BYTES, shown=display, what=what), kind, display)
     count = 0
-    for line, record in reader(path, display):
+    for line, record in records:
         count += 1
         if count > MAX_ROWS:
             raise RowError(line, 1, f"more than {MAX_ROWS} rows")
         yield _row(line, record)
+
+
+def _streamed_rows(handle: BinaryIO, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    with handle:
+        if kind == "csv":
+            yield from _csv_rows(io.TextIOWrapper(handle, encoding="utf-8", newline=""))
+        else:
+            yield from _jsonl_rows(handle)
 
 
 def _row(line: int, record: dict[str, Any]) -> Row:
@@ -75,36 +85,35 @@ def _row(line: int, record: dict[str, Any]) -> Row:
     return Row(line, str(scenario_id), data, reference)
 
 
-def _csv_rows(path: Path, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open("r", encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, strict=True)
+def _csv_rows(text: TextIO) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.reader(text, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise RowError(1, 1, "the file is empty: a CSV scenarios file starts with a header row") from None
+    except csv.Error as exc:
+        raise RowError(reader.line_num, 1, f"invalid CSV: {exc}") from None
+    columns = _columns(header)
+    start = reader.line_num + 1
+    while True:
         try:
-            header = next(reader)
+            cells = next(reader)
         except StopIteration:
-            raise RowError(1, 1, "the file is empty: a CSV scenarios file starts with a header row") from None
+            return
         except csv.Error as exc:
-            raise RowError(reader.line_num, 1, f"invalid CSV: {exc}") from None
-        columns = _columns(header)
-        start = reader.line_num + 1
-        while True:
-            try:
-                cells = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise RowError(start, 1, f"invalid CSV: {exc}") from None
-            except UnicodeDecodeError:
-                raise RowError(start, 1, "not UTF-8 text") from None
-            line, start = start, reader.line_num + 1
-            if not cells:
-                continue  # a blank line
-            if len(cells) != len(columns):
-                raise RowError(line, min(len(cells), len(columns)) + 1,
-                               f"the row has {len(cells)} cells; the header has {len(columns)} columns")
-            record = {}
-            for index, ((name, is_json), cell) in enumerate(zip(columns, cells, strict=True)):
-                record[name] = _json_cell(cell, line, index + 1, header[index]) if is_json else cell
-            yield line, record
+            raise RowError(start, 1, f"invalid CSV: {exc}") from None
+        except UnicodeDecodeError:
+            raise RowError(start, 1, "not UTF-8 text") from None
+        line, start = start, reader.line_num + 1
+        if not cells:
+            continue  # a blank line
+        if len(cells) != len(columns):
+            raise RowError(line, min(len(cells), len(columns)) + 1,
+                           f"the row has {len(cells)} cells; the header has {len(columns)} columns")
+        record = {}
+        for index, ((name, is_json), cell) in enumerate(zip(columns, cells, strict=True)):
+            record[name] = _json_cell(cell, line, index + 1, header[index]) if is_json else cell
+        yield line, record
 
 
 def _columns(header: list[str]) -> list[tuple[str, bool]]:
@@ -134,30 +143,28 @@ def _json_cell(cell: str, line: int, column: int, header: str) -> Any:
     return value
 
 
-def _jsonl_rows(path: Path, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open("rb") as handle:
-        for line, raw in enumerate(handle, start=1):
-            if len(raw) > MAX_FILE_BYTES:
-                raise RowError(line, 1, f"the line is longer than {MAX_FILE_BYTES // 1048576} MiB")
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise RowError(line, exc.colno, f"invalid JSON: {exc.msg}") from None
-            except (UnicodeDecodeError, RecursionError):
-                raise RowError(line, 1, "invalid JSON (not UTF-8, or nested too deeply)") from None
-            if not isinstance(record, dict):
-                raise RowError(line, 1, "each line must be a JSON object with 'id'")
-            _check_depth(record, line, 1)
-            yield line, record
+def _jsonl_rows(handle: BinaryIO) -> Iterator[tuple[int, dict[str, Any]]]:
+    for line, raw in enumerate(handle, start=1):
+        if len(raw) > MAX_FILE_BYTES:
+            raise RowError(line, 1, f"the line is longer than {MAX_FILE_BYTES // 1048576} MiB")
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise RowError(line, exc.colno, f"invalid JSON: {exc.msg}") from None
+        except (UnicodeDecodeError, RecursionError):
+            raise RowError(line, 1, "invalid JSON (not UTF-8, or nested too deeply)") from None
+        if not isinstance(record, dict):
+            raise RowError(line, 1, "each line must be a JSON object with 'id'")
+        _check_depth(record, line, 1)
+        yield line, record
 
 
-def _document_rows(path: Path, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _document_rows(data: bytes, kind: str, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """YAML through the loader's safe parser (positions per row); JSON is YAML enough for it, but
     is parsed as JSON so that JSON's own rules hold, rows then numbered by their list index."""
-    data = path.read_bytes()
-    if path.suffix.lower() == ".json":
+    if kind == "json":
         try:
             document = json.loads(data)
         except json.JSONDecodeError as exc:
@@ -173,7 +180,7 @@ def _document_rows(path: Path, display: str) -> Iterator[tuple[int, dict[str, An
             yield index, record
         return
     try:
-        item = parse_yaml(data, path.name, Collector())
+        item = parse_yaml(data, display, Collector())
     except SourceError as exc:
         raise RowError(exc.span.pos.line, exc.span.pos.column, exc.message) from None
     if item is None or not isinstance(item.value, list):

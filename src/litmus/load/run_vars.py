@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus.errors import Diagnostic, Position, ProbeError
+from litmus.load import files
 from litmus.load.diagnostics import Collector, Span
 from litmus.load.source import SourceError, read_yaml
 
@@ -42,7 +43,9 @@ def read_vars_file(path: str) -> dict[str, Any]:
     collector = Collector()
     start = Span(Position(path, 1, 1))
     try:
-        item = read_yaml(Path(path), path, collector)
+        item = read_yaml(files.resolve_named(Path(path), shown=path), path, collector)
+    except files.FileRefused as exc:
+        raise ProbeError([Diagnostic("error", str(exc), start.pos)]) from None
     except SourceError as exc:
         raise ProbeError([Diagnostic("error", exc.message, exc.span.pos)]) from None
     if item is None or not isinstance(item.value, dict):

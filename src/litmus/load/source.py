@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from litmus.errors import Position
+from litmus.load import files
 from litmus.load.diagnostics import Collector, Span
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -73,16 +74,12 @@ class Item:
 
 
 def read_yaml(path: Path, display: str, collector: Collector) -> Item | None:
-    """The file's document as an Item (None for an empty document); SourceError if unreadable."""
-    start = Span(Position(display, 1, 1))
+    """The document of `path` (a real path from `litmus.load.files`) as an Item (None for an empty
+    document); SourceError if it cannot be read."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SourceError(start, f"file is {size / 1048576:.1f} MiB; probe files are limited to "
-                                     f"{MAX_FILE_BYTES // 1048576} MiB")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(start, f"cannot read file: {exc.strerror or exc}") from None
+        data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="probe files")
+    except files.FileRefused as exc:
+        raise SourceError(Span(Position(display, 1, 1)), str(exc)) from None
     return parse_yaml(data, display, collector)
 
 

@@ -15,10 +15,10 @@ from typing import Any
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
-from litmus.load import checks
+from litmus.load import checks, files
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.fields import Fields, describe
-from litmus.load.source import Item, SourceError, parse_yaml
+from litmus.load.source import MAX_DEPTH, MAX_FILE_BYTES, Item, SourceError, parse_yaml
 from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
     MISSING,
@@ -150,7 +150,7 @@ class SuiteBuilder:
                                setup_names, None, scope.sizes, self.trust)
         teardown = self.steps(self.items(f, "teardown"), teardown_scope, defaults, defaults_item)
         return Suite(
-            pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path,
+            pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path, root=self.root,
             version=1, intent=f.take("intent", "string", default=None),
             pass_threshold=f.take("pass_threshold", "number", default=100, minimum=0, maximum=100),
             base_url=base_url, defaults=defaults, variables=variables, judge=judge, context=context,
@@ -214,7 +214,7 @@ class SuiteBuilder:
             if scenario:
                 scenarios.append(scenario)
         relative = cf.take("scenarios_file", "string", default=None, nonempty=True)
-        path = self.referenced_file(cf, "scenarios_file", relative) if relative else None
+        path = self.referenced_file(cf.raw("scenarios_file"), relative) if relative else None
         if path is None:
             return Context(item.pos, cf.field_pos, name, tuple(scenarios)), None
         count, shape = self.scenario_rows(cf.raw("scenarios_file"), path, {s.id for s in scenarios})
@@ -244,8 +244,8 @@ class SuiteBuilder:
             self.c.error(Span(Position(display, exc.line, exc.column)), f"{display}: {exc}")
             self.c.error(item.span, f"'{display}' has an error at line {exc.line}, column {exc.column}")
             return 0, None
-        except OSError as exc:
-            self.c.error(item.span, f"cannot read '{display}': {exc.strerror or exc}")
+        except files.FileRefused as exc:
+            self.c.error(item.span, str(exc))
             return 0, None
         if not first_line:
             self.c.error(item.span, f"'{display}' has no rows: a scenarios file needs at least one")
@@ -268,23 +268,26 @@ class SuiteBuilder:
         reference = f.take("reference_response", "string", default=None)
         reference_file = f.take("reference_response_file", "string", default=None)
         if reference_file is not None:
-            path = self.referenced_file(f, "reference_response_file", reference_file)
+            path = self.referenced_file(f.raw("reference_response_file"), reference_file)
             text = self.read_text(f, "reference_response_file", path) if path else None
             # A text file's final newline is the file's, not the reference's.
             reference = text.removesuffix("\n") if text is not None else None
         return Scenario(item.pos, f.field_pos, scenario_id, data, reference, data_file, reference_file)
 
     def data_file(self, f: Fields, relative: str) -> Any:
-        path = self.referenced_file(f, "data_file", relative)
+        path = self.referenced_file(f.raw("data_file"), relative)
         if path is None:
             return None
         return self.read_data(f, "data_file", path)
 
-    def referenced_file(self, f: Fields, name: str, relative: str) -> Path | None:
-        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
-        if problem:
-            f.error(f.raw(name), problem)
-        return path
+    def referenced_file(self, item: Item, relative: str) -> Path | None:
+        """The real path of the file `relative` names, by the one rule (`litmus.load.files`); a file it
+        refuses is an error at `item`, the field that named it."""
+        try:
+            return files.resolve(relative, self.abs_path.parent, self.root)
+        except files.FileRefused as exc:
+            self.c.error(item.span, str(exc))
+            return None
 
     def read_data(self, f: Fields, name: str, path: Path) -> Any:
         """A referenced JSON (by .json suffix) or YAML file's data; errors point into that file."""
@@ -292,7 +295,6 @@ class SuiteBuilder:
         try:
             if path.suffix.lower() == ".json":
                 from litmus.load.data_rows import too_deep
-                from litmus.load.source import MAX_DEPTH
 
                 text = self.read_text(f, name, path)
                 data = None if text is None else json.loads(text)
@@ -300,7 +302,8 @@ class SuiteBuilder:
                     f.error(f.raw(name), f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML too)")
                     return None
                 return data
-            item = parse_yaml(path.read_bytes(), display, self.c)
+            data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="referenced files")
+            item = parse_yaml(data, display, self.c)
             return None if item is None else item.plain()
         except json.JSONDecodeError as exc:
             f.error(f.raw(name), f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
@@ -309,22 +312,18 @@ class SuiteBuilder:
         except SourceError as exc:
             self.c.error(exc.span, exc.message)
             f.error(f.raw(name), f"cannot load '{display}'")
-        except OSError as exc:
-            f.error(f.raw(name), f"cannot read '{display}': {exc.strerror or exc}")
+        except files.FileRefused as exc:
+            f.error(f.raw(name), str(exc))
         return None
 
     def read_text(self, f: Fields, name: str, path: Path) -> str | None:
-        from litmus.load.source import MAX_FILE_BYTES
-
+        """The UTF-8 text of `path` (resolved), capped like a probe file; an error at field `name` if not."""
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                f.error(f.raw(name), f"'{self.display(path)}' is larger than {MAX_FILE_BYTES // 1048576} MiB")
-                return None
-            return path.read_bytes().decode("utf-8")
+            return files.read_bytes(path, MAX_FILE_BYTES, shown=self.display(path), what="referenced files").decode()
         except UnicodeDecodeError:
             f.error(f.raw(name), f"'{self.display(path)}' is not UTF-8 text")
-        except OSError as exc:
-            f.error(f.raw(name), f"cannot read '{self.display(path)}': {exc.strerror or exc}")
+        except files.FileRefused as exc:
+            f.error(f.raw(name), str(exc))
         return None
 
     def display(self, path: Path) -> str:
@@ -445,13 +444,18 @@ class SuiteBuilder:
                       text_path, done)
 
     def request_file(self, item: Item, relative: str) -> Path | None:
-        """A file a request sends (body_file, multipart), resolved inside the repository at load."""
+        """A file a request sends (body_file, multipart), resolved at load; opened again by the same
+        rule when it is sent (it may have been swapped since)."""
         if TEMPLATE.search(relative):
             self.c.error(item.span, "a file path takes no templates: it is checked when the suite loads")
             return None
-        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
-        if problem:
-            self.c.error(item.span, problem)
+        path = self.referenced_file(item, relative)
+        if path is not None:
+            try:
+                files.open_file(path, files.MAX_REQUEST_FILE_BYTES, shown=relative, what="request files").close()
+            except files.FileRefused as exc:
+                self.c.error(item.span, str(exc))
+                return None
         return path
 
     def auth(self, f: Fields) -> Auth | None:
@@ -635,28 +639,31 @@ class SuiteBuilder:
         select = f.take("select", "string", default=None)
         if select is not None and (problem := checks.jsonpath_error(select)):
             f.error(f.raw("select"), problem)
-        params = self.params(f, spec, scope, misspelt=misspelt)
+        params, referenced = self.params(f, spec, scope, misspelt=misspelt)
         if spec.family == "scenario" and scope.scenarios is None:
             self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
                                            "it will always be skipped")
         return Assertion(item.pos, f.field_pos, spec.type, name, on_failure, threshold, select, params,
-                         critical=critical is True)
+                         critical=critical is True, files=referenced)
 
-    def params(self, f: Fields, spec: AssertionSpec, scope: Scope, *, misspelt: bool = False) -> dict[str, Any]:
-        params = {}
+    def params(self, f: Fields, spec: AssertionSpec, scope: Scope, *,
+               misspelt: bool = False) -> tuple[dict[str, Any], dict[str, Path]]:
+        """The assertion's fields, and the files they name (resolved) by field."""
+        params: dict[str, Any] = {}
+        referenced: dict[str, Path] = {}
         for key, field_spec in spec.fields.items():
             item = f.raw(key)
             if item is None:
                 if field_spec.required:
                     f.error(f.item, f"a {spec.type} assertion needs '{key}' ({field_spec.doc})")
                 continue
-            value = self.param(f, key, item, field_spec, scope)
+            value = self.param(f, key, item, field_spec, scope, referenced)
             if value is not MISSING:
                 params[key] = value
             if field_spec.templated:
                 check_templates(item, scope, self.c)
         self.field_groups(f, spec, misspelt)
-        return params
+        return params, referenced
 
     def field_groups(self, f: Fields, spec: AssertionSpec, misspelt: bool) -> None:
         """exactly / at most / at least one of each group, and the fields that qualify a predicate."""
@@ -678,7 +685,8 @@ class SuiteBuilder:
         if "tolerance" in spec.fields and f.has("tolerance") and not f.has("approx"):
             f.error(f.item.keys["tolerance"], "'tolerance' is only for 'approx'")
 
-    def param(self, f: Fields, name: str, item: Item, spec: FieldSpec, scope: Scope) -> Any:
+    def param(self, f: Fields, name: str, item: Item, spec: FieldSpec, scope: Scope,
+              referenced: dict[str, Path]) -> Any:
         kind = spec.kind
         if kind in ("string", "number", "integer", "boolean", "list", "mapping"):
             return f.check(item, name, kind, minimum=spec.minimum, maximum=spec.maximum)
@@ -711,43 +719,85 @@ class SuiteBuilder:
             f.error(item, problem)
         elif kind == "json_schema":
             self.warn_unchecked_formats(item, value)
-        elif kind == "file":
-            self.schema_file(f, name, value)
-        elif kind == "function" and (problem := self.function_problem(value)):
-            f.error(item, problem)
+            self.schema_refs(item, value, self.abs_path)
+        elif kind == "file" and (path := self.schema_file(f, name, value)):
+            referenced[name] = path
+        elif kind == "function" and (path := self.function_file(f, item, value)):
+            referenced[name] = path
         elif kind == "variable" and (problem := self.variable_problem(value, scope)):
             f.error(item, problem)
         return value
 
-    def function_problem(self, reference: str) -> str | None:
-        """Why `file.py:name` does not name a function defined in a file inside the repository."""
+    def function_file(self, f: Fields, item: Item, reference: str) -> Path | None:
+        """The file of `file.py:name` (resolved), when it defines that function; else an error at `item`."""
         from litmus.assertions.python import defined_functions, split
 
         relative, name = split(reference)
         if not relative.endswith(".py") or not IDENTIFIER.fullmatch(name):
-            return f"'function' must be path/to/file.py:function_name, not {reference!r}"
-        path, problem = checks.resolve_inside(relative, self.abs_path.parent, self.root)
-        if problem:
-            return problem
-        try:
-            functions = defined_functions(path.read_text("utf-8"), str(path))
-        except SyntaxError as exc:
-            return f"'{relative}' line {exc.lineno}: invalid Python: {exc.msg}"
-        except (OSError, UnicodeDecodeError) as exc:
-            return f"cannot read '{relative}': {exc}"
-        if name not in functions:
-            return f"'{relative}' defines no top-level function '{name}'{did_you_mean(name, sorted(functions))}"
-        return None
-
-    def schema_file(self, f: Fields, name: str, relative: str) -> None:
-        path = self.referenced_file(f, name, relative)
+            f.error(item, f"'function' must be path/to/file.py:function_name, not {reference!r}")
+            return None
+        path = self.referenced_file(item, relative)
         if path is None:
-            return
+            return None
+        try:
+            source = files.read_bytes(path, MAX_FILE_BYTES, shown=relative, what="python check files")
+            functions = defined_functions(source.decode(), relative)
+        except files.FileRefused as exc:
+            f.error(item, str(exc))
+            return None
+        except SyntaxError as exc:
+            f.error(item, f"'{relative}' line {exc.lineno}: invalid Python: {exc.msg}")
+            return None
+        except UnicodeDecodeError:
+            f.error(item, f"'{relative}' is not UTF-8 text")
+            return None
+        if name not in functions:
+            f.error(item, f"'{relative}' defines no top-level function '{name}'{did_you_mean(name, sorted(functions))}")
+            return None
+        return path
+
+    def schema_file(self, f: Fields, name: str, relative: str) -> Path | None:
+        """The schema file `relative` (resolved) when it holds a valid schema whose `$ref`s may be read."""
+        path = self.referenced_file(f.raw(name), relative)
+        if path is None:
+            return None
         schema = self.read_data(f, name, path)
         if schema is not None and (problem := checks.json_schema_error(schema)):
             f.error(f.raw(name), f"'{relative}': {problem}")
-        elif schema is not None:
-            self.warn_unchecked_formats(f.raw(name), schema)
+            return None
+        if schema is None:
+            return None
+        self.warn_unchecked_formats(f.raw(name), schema)
+        return path if self.schema_refs(f.raw(name), schema, path) else None
+
+    def schema_refs(self, item: Item, schema: Any, base: Path) -> bool:
+        """Whether every `$ref` of `schema` (read from `base`), and of the files it refers to, is one the
+        run may resolve: a fragment, an `$id` of the same document, or a relative file reference the one
+        file rule accepts. An error at `item` for each one that is not (nothing is fetched, ever)."""
+        from litmus.assertions.schema import file_refs, load_schema
+
+        ok = True
+        pending, seen = [(schema, base)], {base}
+        while pending:
+            document, where = pending.pop()
+            for ref, relative in file_refs(document):
+                if relative is None:
+                    self.c.error(item.span, f"schema $ref '{ref}' is not a relative file reference: only files "
+                                            "inside the repository are read (no URLs, no absolute paths)")
+                    ok = False
+                    continue
+                try:
+                    path = files.resolve(relative, where.parent, self.root)
+                    if path not in seen:
+                        seen.add(path)
+                        pending.append((load_schema(path), path))
+                except files.FileRefused as exc:
+                    self.c.error(item.span, f"schema $ref: {exc}")
+                    ok = False
+                except ValueError as exc:
+                    self.c.error(item.span, f"schema $ref '{ref}': cannot be read as JSON or YAML ({exc})")
+                    ok = False
+        return ok
 
     def warn_unchecked_formats(self, item: Item, schema: Any) -> None:
         if formats := checks.unchecked_formats(schema):

@@ -44,6 +44,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
 from litmus import net
+from litmus.load.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
 from litmus.run.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
@@ -416,7 +417,7 @@ class HttpClient:
         data, headers = out.data, dict(out.headers)
         try:
             if out.body_file is not None:
-                data = out.body_file.open("rb")
+                data = open_file(out.body_file, MAX_REQUEST_FILE_BYTES, what="request files")
                 opened.append(data)
             elif out.multipart is not None:
                 data = _multipart(out.multipart, opened)
@@ -510,7 +511,7 @@ def _multipart(parts, opened: list[Any]):
     fields = []
     for name, part in parts:
         if isinstance(part, FilePart):
-            handle = part.path.open("rb")
+            handle = open_file(part.path, MAX_REQUEST_FILE_BYTES, what="request files")
             opened.append(handle)
             fields.append((name, (part.filename, handle, part.content_type or "application/octet-stream")))
         else:
