@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from support.cli import JUDGED_SUITE
 from support.fake_github import parse_output_file
 from support.fake_judge import FakeJudge
 from support.target import Target
@@ -283,17 +284,6 @@ def test_requests_go_only_to_the_allowed_origins(tmp_path, fake_github, attacker
 
 # ---- attack 3: the PR's litmus.yaml steering the judge; attack 5: a committed verdict cache
 
-JUDGED_SUITE = """\
-version: 1
-suite: Judged
-flows:
-  - name: ask
-    steps:
-      - name: one
-        request: {url: /answer}
-        assertions:
-          - {type: llm_rubric, rubric: "Says when the order arrives"}
-"""
 
 
 def judged_repository(tmp_path: Path, target: Target, base_config: str) -> tuple[Path, str]:

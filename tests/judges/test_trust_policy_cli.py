@@ -6,20 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from support.cli import litmus, write_judge_config
+from support.cli import JUDGED_SUITE, litmus, write_judge_config
 from support.fake_judge import API_KEY
 
-SUITE = """\
-version: 1
-suite: Judged
-flows:
-  - name: ask
-    steps:
-      - name: one
-        request: {url: /answer}
-        assertions:
-          - {type: llm_rubric, rubric: "Says when the order arrives"}
-"""
 GITHUB_TOKEN = "ghs_theActionsGitHubTokenNeverLeaves0123"
 
 
@@ -31,7 +20,7 @@ def _git(root: Path, *args: str) -> None:
 def test_a_committed_verdict_cache_does_not_pass_a_failing_check(tmp_path, target, fake_judge):
     target.json("/answer", {"reply": "Your order is somewhere."})
     (tmp_path / "probes").mkdir()
-    (tmp_path / "probes" / "judged.yaml").write_text(SUITE)
+    (tmp_path / "probes" / "judged.yaml").write_text(JUDGED_SUITE)
     write_judge_config(tmp_path, fake_judge.openai_base_url)
     env = {"JUDGE_KEY": API_KEY}
     argv = ("run", "probes", "--base-url", target.base_url, "--out", "out")
@@ -56,7 +45,7 @@ def test_a_committed_verdict_cache_does_not_pass_a_failing_check(tmp_path, targe
 
 def test_an_api_key_variable_naming_the_github_token_stops_the_run(tmp_path, target, fake_judge):
     (tmp_path / "probes").mkdir()
-    (tmp_path / "probes" / "judged.yaml").write_text(SUITE)
+    (tmp_path / "probes" / "judged.yaml").write_text(JUDGED_SUITE)
     write_judge_config(tmp_path, fake_judge.openai_base_url)
     config = tmp_path / "litmus.yaml"
     config.write_text(config.read_text().replace("api_key_env: JUDGE_KEY", "api_key_env: GITHUB_TOKEN"))

@@ -17,6 +17,20 @@ def litmus(cwd: Path, *argv: str, env: dict[str, str] | None = None,
                           text=True, timeout=timeout)
 
 
+# One judged check on `GET /answer`: the suite the judge tests run against a fake judge.
+JUDGED_SUITE = """\
+version: 1
+suite: Judged
+flows:
+  - name: ask
+    steps:
+      - name: one
+        request: {url: /answer}
+        assertions:
+          - {type: llm_rubric, rubric: "Says when the order arrives"}
+"""
+
+
 def write_judge_config(project: Path, base_url: str, **settings: object) -> None:
     """litmus.yaml with an OpenAI-compatible judge at `base_url` (key in JUDGE_KEY), plus `settings`."""
     lines = ["judge:", "  provider: openai", "  model: judge-small", f"  base_url: {base_url}",
