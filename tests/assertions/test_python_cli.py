@@ -15,9 +15,6 @@ from support.target import Target
 CHECKS = '''\
 import time
 
-MARKER = __import__("pathlib").Path(__file__).with_name("imported.marker")
-MARKER.write_text("the module ran")
-
 
 def passes(response, context):
     return True
@@ -73,6 +70,12 @@ def sees_everything(response, context, expected_status, label):
     return True
 '''
 
+
+
+# For `validate`, which must not run the file: a marker it would leave (the worker of a run could not
+# write it: it writes only in its own temp dir).
+MARKED_CHECKS = 'MARKER = __import__("pathlib").Path(__file__).with_name("imported.marker")\n' \
+    'MARKER.write_text("the module ran")\n' + CHECKS
 
 
 def line_of(text: str) -> int:
@@ -150,7 +153,7 @@ def validate(root):
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
 
 
-def write(root, function: str, checks: str | None = CHECKS) -> None:
+def write(root, function: str, checks: str | None = MARKED_CHECKS) -> None:
     (root / "probes" / "checks").mkdir(parents=True, exist_ok=True)
     (root / ".git").mkdir(exist_ok=True)
     if checks is not None:
@@ -173,12 +176,12 @@ def test_validate_checks_the_function_exists_without_running_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("function, checks, message", [
-    ("checks/shapes.py:pases", CHECKS, "'checks/shapes.py' defines no top-level function 'pases' "
+    ("checks/shapes.py:pases", MARKED_CHECKS, "'checks/shapes.py' defines no top-level function 'pases' "
                                        "(did you mean 'passes'?)"),
-    ("checks/missing.py:passes", CHECKS, "file 'checks/missing.py' does not exist"),
-    ("../../outside.py:passes", CHECKS, "'../../outside.py' resolves outside the repository root"),
+    ("checks/missing.py:passes", MARKED_CHECKS, "file 'checks/missing.py' does not exist"),
+    ("../../outside.py:passes", MARKED_CHECKS, "'../../outside.py' resolves outside the repository root"),
     ("checks/shapes.py:passes", "def passes(:\n", "'checks/shapes.py' line 1: invalid Python"),
-    ("checks/shapes.py", CHECKS, "'function' must be path/to/file.py:function_name"),
+    ("checks/shapes.py", MARKED_CHECKS, "'function' must be path/to/file.py:function_name"),
 ])
 def test_validate_reports_a_bad_function_at_its_position(tmp_path, function, checks, message):
     (tmp_path / "outside.py").write_text("def passes(r, c):\n    return True\n")

