@@ -185,8 +185,6 @@ class Suite(Node):
     file: str = ""
     # The file on disk (its real path), for resolving `schema_file` and friends.
     abs_path: Path = Path()
-    # The repository root its referenced files stay inside (a schema's `$ref`s too, read as the run goes).
-    root: Path = Path()
     version: int = 1
     intent: str | None = None
     pass_threshold: float = 100
@@ -202,3 +200,12 @@ class Suite(Node):
     teardown: tuple[Step, ...] = ()
     # Flow runs one at a time, in file order.
     serial: bool = False
+    # Every file the suite reads, repository-relative POSIX: its own, then each file its fields name (python
+    # checks, schema files and the files their `$ref`s name, scenario, data and reference files, files a
+    # request sends), as written and, when a symlink leads elsewhere, where it leads. Recorded where the loader
+    # resolves each one: what `changed-only` and "changes its own checks" compare with a PR's changed files.
+    referenced_files: tuple[str, ...] = ()
+    # The JSON Schemas its `schema` assertions use from files: each `schema_file` (by its real path, as in
+    # `Assertion.files`) and each file a `$ref` names (by the path the `$ref` leads to), parsed at load by the
+    # one YAML reader. The run validates with these and reads no schema file again.
+    schema_documents: dict[str, Any] = field(default_factory=dict, repr=False)

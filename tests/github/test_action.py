@@ -86,6 +86,68 @@ def test_changed_only_runs_the_suites_the_pr_touched(target, workspace, fake_git
     assert "file=probes/catalog.yaml,line=11" in error and code == 1
 
 
+HEALTH = {
+    "probes/health.yaml": """\
+version: 1
+suite: Health
+flows:
+  - name: f
+    steps:
+      - name: health
+        request: {url: /health}
+        assertions:
+          - {type: python, function: checks/health.py:ok}
+          - {type: schema, schema_file: ../schemas/health.yaml}
+""",
+    "probes/checks/health.py": "def ok(response, context):\n    return response.json()['status'] == 'ok'\n",
+    "schemas/health.yaml": "type: object\nproperties: {status: {$ref: 'defs/status.yaml'}}\n",
+    "schemas/defs/status.yaml": "enum: [ok]\n",
+}
+
+
+@pytest.mark.parametrize("changed", ["probes/checks/health.py", "schemas/defs/status.yaml"])
+def test_changed_only_runs_the_suite_whose_python_check_or_refd_schema_alone_changed(target, workspace, fake_github,
+                                                                                    changed):
+    """B4: before, changes.py derived a suite's files again and missed python check files and the files a schema's
+    `$ref`s name, so a PR changing only one of them ran no suite."""
+    for relative, text in HEALTH.items():
+        (workspace / relative).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / relative).write_text(text)
+    trusted_checkout(workspace, fake_github)
+    fake_github.state.pr_files[(REPO, 42)] = [{"filename": changed, "status": "modified"}]
+    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+                                   comment="false", check_run="false")
+    results = json.loads((workspace / outputs["results-path"]).read_text())
+    assert [s["name"] for s in results["suites"]] == ["Health"] and results["verdict"] == "passed" and code == 0
+    assert "changed-only: 1 of 3 suite(s) touched by this PR" in stdout
+
+
+@pytest.mark.parametrize("fail_on", ["suite", "assertion", "new", "never"])
+def test_changed_only_selecting_no_suite_is_nothing_checked_never_a_pass(target, workspace, fake_github, fail_on):
+    """B4: before, a PR changing no probe ran 0 suites and its check run read "0 suite(s) passed" (a `success` under
+    fail-on new); under fail-on suite the step failed the PR. Now: neutral, verdict failed, the step not failed."""
+    fake_github.state.pr_files[(REPO, 42)] = [{"filename": "src/app.py", "status": "modified"}]
+    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true", fail_on=fail_on)
+    (check,) = fake_github.state.check_runs.values()
+    assert check["conclusion"] == "neutral"
+    assert check["output"]["title"].startswith("nothing checked")
+    results = json.loads((workspace / outputs["results-path"]).read_text())
+    assert results["suites"] == [] and results["verdict"] == outputs["verdict"] == "failed"
+    assert "::warning::Litmus: nothing checked: changed-only selected no suite" in stdout and code == 0
+
+
+def test_changed_only_with_githubs_capped_file_list_runs_every_suite(target, workspace, fake_github):
+    """GitHub lists at most 3,000 files of a PR: a change past them is unknown, never taken for none."""
+    fake_github.state.pr_files[(REPO, 42)] = [{"filename": f"src/f{i}.py", "status": "modified"} for i in range(3000)]
+    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+                                   comment="false", check_run="false", fail_on="never")
+    results = json.loads((workspace / outputs["results-path"]).read_text())
+    assert [s["name"] for s in results["suites"]] == ["Catalog", "Chat"] and code == 0
+    assert "::notice::Litmus: GitHub lists at most 3,000 files of a pull request" in stdout
+    assert "::warning::Litmus: changed-only needs the PR's changed files, which are unknown: running every suite" \
+        in stdout
+
+
 def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_github):
     (workspace / "probes" / "broken.yaml").write_text("version: 1\nsuite: Broken\nflows: []\n")
     code, stdout, outputs = action(workspace, fake_github.url, base_url=target)

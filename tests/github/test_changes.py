@@ -1,10 +1,11 @@
 import subprocess
 from pathlib import Path
 
-from litmus.errors import Position
+import pytest
+
 from litmus.github.api import GitHubClient
-from litmus.github.changes import git_changed_files, pull_request_files, referenced_files, suites_touched
-from litmus.model import Assertion, Context, Flow, Scenario, Step, Suite
+from litmus.github.changes import changed_checks, git_changed_files, pull_request_files, suites_touched
+from litmus.load import load_suites
 
 REPO = "acme/shop"
 
@@ -16,6 +17,14 @@ def test_pull_request_files_are_paginated_and_include_renames(fake_github):
     changed = pull_request_files(GitHubClient(fake_github.url, "t", retries=0), REPO, 42)
     assert len(changed) == 252 and {"probes/new.yaml", "probes/old.yaml", "src/f249.py"} <= changed
     assert len(fake_github.calls("GET", r"/pulls/42/files$")) == 3
+
+
+@pytest.mark.parametrize("listed, known", [(2999, True), (3000, False)])
+def test_a_listing_at_githubs_cap_of_3000_files_is_unknown(fake_github, listed, known):
+    """Before, the 3,000 files GitHub lists at most read as the PR's whole change: one past them was no change."""
+    fake_github.state.pr_files[(REPO, 7)] = [{"filename": f"src/f{i}.py", "status": "modified"} for i in range(listed)]
+    changed = pull_request_files(GitHubClient(fake_github.url, "t", retries=0), REPO, 7)
+    assert (changed is not None) == known and (not known or len(changed) == listed)
 
 
 def git(cwd, *args):
@@ -40,45 +49,73 @@ def test_git_fallback_against_base_and_first_parent(tmp_path):
     assert git_changed_files(tmp_path / "probes" / "nope", None) is None
 
 
-def suite(root: Path, name: str, file: str, schema_file=None, data_file=None) -> Suite:
-    pos = Position(file)
-    assertions = (Assertion(pos=pos, type="schema", params={"schema_file": schema_file}),) if schema_file else ()
-    context = Context(pos=pos, scenarios=(Scenario(pos=pos, id="s", data_file=data_file),)) if data_file else None
-    return Suite(pos=pos, name=name, file=file, abs_path=root / file, context=context,
-                 flows=(Flow(pos=pos, name="f", steps=(Step(pos=pos, name="s", assertions=assertions),)),))
+def write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
 
 
-def test_suites_touched_by_their_own_or_referenced_files(tmp_path):
-    a = suite(tmp_path, "A", "probes/a.yaml", schema_file="../schemas/order.json")
-    b = suite(tmp_path, "B", "probes/b.yaml", data_file="scenarios/b.json")
-    c = suite(tmp_path, "C", "probes/c.yaml")
-    assert referenced_files(a, tmp_path) == {"schemas/order.json"}
-    assert referenced_files(b, tmp_path) == {"probes/scenarios/b.json"}
-    assert suites_touched([a, b, c], {"schemas/order.json"}, tmp_path) == [a]
-    assert suites_touched([a, b, c], {"probes/scenarios/b.json", "probes/c.yaml"}, tmp_path) == [b, c]
-    assert suites_touched([a, b, c], {"README.md"}, tmp_path) == []
-
-
-def test_files_a_suite_sends_or_reads_rows_from_count_as_referenced(tmp_path):
-    from litmus.load import load_suites
-
-    (tmp_path / "probes" / "f").mkdir(parents=True)
-    for name in ("rows.csv", "body.json", "doc.pdf", "login.json"):
-        (tmp_path / "probes" / "f" / name).write_text("id\na\n" if name.endswith(".csv") else "{}")
-    (tmp_path / "probes" / "s.yaml").write_text("""\
+SUITE = """\
 version: 1
-suite: S
-context: {scenarios_file: f/rows.csv}
+suite: {name}
+flows:
+  - name: f
+    steps:
+      - name: s
+        request: {{url: /x}}
+        assertions: [{assertion}]
+"""
+
+
+def test_the_loader_records_every_file_a_suite_reads(tmp_path):
+    """Before, changes.py derived these again, without python check files nor the files a `$ref` names."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {
+        "probes/checks/orders.py": "def total(response, context):\n    return True\n",
+        "schemas/order.yaml": "type: object\nproperties: {line: {$ref: 'defs/line.json'}}\n",
+        "schemas/defs/line.json": '{"$ref": "price.json"}',
+        "schemas/defs/price.json": '{"type": "number"}',
+        "probes/f/rows.csv": "id\na\n", "probes/f/body.json": "{}", "probes/f/doc.pdf": "%PDF",
+        "probes/f/login.json": "{}", "probes/f/data.yaml": "k: v\n", "probes/f/ref.txt": "fine\n",
+        "probes/py.yaml": SUITE.format(name="Py", assertion="{type: python, function: checks/orders.py:total}"),
+        "probes/schema.yaml": SUITE.format(name="Schema",
+                                           assertion="{type: schema, schema_file: ../schemas/order.yaml}"),
+        "probes/plain.yaml": SUITE.format(name="Plain", assertion="{type: status_code, expected: 200}"),
+        "probes/sends.yaml": """\
+version: 1
+suite: Sends
+context:
+  scenarios_file: f/rows.csv
+  scenarios: [{id: x, data_file: f/data.yaml, reference_response_file: f/ref.txt}]
 setup: [{name: login, request: {method: POST, url: /l, body_file: f/login.json}}]
 flows:
   - name: f
     steps:
       - {name: put, request: {method: PUT, url: /p, body_file: f/body.json}}
       - {name: up, request: {method: POST, url: /u, multipart: {doc: {file: f/doc.pdf}, title: t}}}
-""")
-    (suite_,) = load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites
-    assert referenced_files(suite_, tmp_path) == {"probes/f/rows.csv", "probes/f/body.json", "probes/f/doc.pdf",
-                                                  "probes/f/login.json"}
+""",
+    })
+    (tmp_path / "probes" / "linked.json").symlink_to(tmp_path / "schemas" / "defs" / "price.json")
+    write(tmp_path, {"probes/link.yaml": SUITE.format(name="Link",
+                                                      assertion="{type: schema, schema_file: linked.json}")})
+    suites = {s.name: s for s in load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites}
+    assert suites["Py"].referenced_files == ("probes/py.yaml", "probes/checks/orders.py")
+    assert suites["Schema"].referenced_files == ("probes/schema.yaml", "schemas/order.yaml", "schemas/defs/line.json",
+                                                 "schemas/defs/price.json")
+    assert suites["Plain"].referenced_files == ("probes/plain.yaml",)
+    assert set(suites["Sends"].referenced_files) == {
+        "probes/sends.yaml", "probes/f/rows.csv", "probes/f/data.yaml", "probes/f/ref.txt", "probes/f/login.json",
+        "probes/f/body.json", "probes/f/doc.pdf"}
+    # A symlink: both its own name and what it leads to.
+    assert suites["Link"].referenced_files == ("probes/link.yaml", "probes/linked.json", "schemas/defs/price.json")
+
+    ordered = list(suites.values())
+    touched = suites_touched(ordered, {"probes/checks/orders.py"})
+    assert [s.name for s in touched] == ["Py"]
+    assert [s.name for s in suites_touched(ordered, {"schemas/defs/price.json"})] == ["Link", "Schema"]
+    assert suites_touched(ordered, {"README.md", "src/app.py"}) == []
+    assert changed_checks({"probes/checks/orders.py", "schemas/defs/line.json", "src/app.py", "litmus.yaml"},
+                          ordered, ["probes"]) == ["litmus.yaml", "probes/checks/orders.py", "schemas/defs/line.json"]
 
 
 def test_a_crafted_base_sha_is_never_an_option_to_git(tmp_path):

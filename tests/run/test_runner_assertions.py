@@ -161,12 +161,14 @@ def test_schema_honours_dollar_schema_and_local_refs(tmp_path):
     (tmp_path / "probes" / "defs.json").write_text(json.dumps({"$defs": {"price": {"type": "number"}}}))
     (tmp_path / "probes" / "order.yaml").write_text(
         "type: object\nproperties:\n  price: {$ref: 'defs.json#/$defs/price'}\n")
-    s = suite("S")
-    s = type(s)(**{**s.__dict__, "abs_path": tmp_path / "probes" / "suite.yaml", "root": tmp_path})
-    # The loader resolves a schema_file once and keeps its real path on the assertion.
-    from_file = check("schema", schema_file="order.yaml")
-    resolved = {"schema_file": (tmp_path / "probes" / "order.yaml").resolve()}
-    from_file = type(from_file)(**{**from_file.__dict__, "files": resolved})
+    (tmp_path / "probes" / "suite.yaml").write_text(
+        "version: 1\nsuite: S\nflows: [{name: f, steps: [{name: s, request: {url: /x},\n"
+        "  assertions: [{type: schema, schema_file: order.yaml}]}]}]\n")
+    # The loader reads the schema_file and its $refs once; the run validates with what it read.
+    from litmus.load import load_suites
+
+    (s,) = load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites
+    (from_file,) = s.flows[0].steps[0].assertions
     out = evaluate(from_file, {"price": "x"}, suite_=s)
     assert mismatches(out) == [("$.price", 'expected number, got string "x"')]
     # draft-04: exclusiveMaximum is a boolean there

@@ -55,9 +55,10 @@ def _reason(error) -> str:
     return error.message
 
 
-# Validators built once per distinct schema: an inline schema by its canonical JSON, a file by its
-# resolved path; each with the suite file its relative `$ref`s resolve against. Suites repeat the same
-# inline schema in many steps, and building (and warming) a validator costs more than using one.
+# Validators built once per distinct schema of a loaded suite: a file by its resolved path, an inline schema by
+# its canonical JSON; each with the documents its `$ref`s resolve to (the suite's, kept in the entry so that
+# their id is never reused while it is a key). Suites repeat the same inline schema in many steps, and building
+# (and warming) a validator costs more than using one.
 _VALIDATORS: dict = {}
 
 
@@ -65,38 +66,39 @@ def _validator(assertion, suite):
     import json
 
     params = assertion.params
+    documents = suite.schema_documents
     if "schema_file" in params:
-        path = assertion.files["schema_file"]  # resolved (and its $refs checked) when the suite loaded
-        key = (path, "file")
+        path = assertion.files["schema_file"]  # resolved, read and parsed (with its $refs) when the suite loaded
+        key = (id(documents), path)
     else:
         path = suite.abs_path
-        key = (path, "inline", json.dumps(params["schema"], sort_keys=True, default=repr))
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        schema = load_schema(path) if "schema_file" in params else params["schema"]
-        validator = _VALIDATORS[key] = _build_validator(schema, path, suite.root)
-    return validator
+        key = (id(documents), path, json.dumps(params["schema"], sort_keys=True, default=repr))
+    cached = _VALIDATORS.get(key)
+    if cached is None:
+        schema = documents[str(path)] if "schema_file" in params else params["schema"]
+        cached = _VALIDATORS[key] = (documents, _build_validator(schema, path, documents))
+    return cached[1]
 
 
-def _build_validator(schema, path, root):
-    """A validator for `schema` whose `$ref`s to other files resolve against `path`, by the one file
-    rule (`litmus.load.files`): files inside `root` only; a URL is refused, never fetched."""
+def _build_validator(schema, path, documents):
+    """A validator for `schema` whose `$ref`s to other files resolve against `path`, to the documents the
+    loader read for them (`Suite.schema_documents`): no file is read here, and a URL is never fetched."""
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
     def retrieve(uri: str):
-        from pathlib import Path
+        import os
         from urllib.parse import unquote, urlsplit
-
-        from litmus.load import files
 
         parts = urlsplit(uri)
         if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
             raise ValueError(f"only files inside the repository are resolved, not {uri}")
-        target = files.resolve_found(Path(unquote(parts.path)), root, shown=uri)
-        return Resource.from_contents(load_schema(target), default_specification=DRAFT202012)
+        document = documents.get(os.path.normpath(unquote(parts.path)))
+        if document is None:
+            raise ValueError(f"{uri} was not read when the suite loaded")
+        return Resource.from_contents(document, default_specification=DRAFT202012)
 
     cls = validator_for(schema, default=Draft202012Validator)
     base = path.as_uri()
@@ -104,30 +106,6 @@ def _build_validator(schema, path, root):
     registry = Registry(retrieve=retrieve).with_resource(base, resource)
     # `format` is asserted, not just annotated: "email": "nope" is a violation (formats: docs/probe-format.md).
     return cls({"$ref": base}, registry=registry, format_checker=cls.FORMAT_CHECKER)
-
-
-def load_schema(path):
-    """The schema in `path` (a real path from `litmus.load.files`), JSON by its .json suffix, else YAML;
-    FileRefused when it may not be read, ValueError (naming no content) when it does not parse."""
-    import json
-
-    import yaml
-
-    from litmus.load import files
-    from litmus.load.source import MAX_FILE_BYTES
-
-    data = files.read_bytes(path, MAX_FILE_BYTES, what="schema files")
-    try:
-        if path.suffix.lower() == ".json":
-            return json.loads(data)
-        return yaml.safe_load(data)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON at line {exc.lineno}, column {exc.colno}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ValueError(f"invalid YAML at line {mark.line + 1}" if mark else "invalid YAML") from None
-    except (UnicodeDecodeError, RecursionError):
-        raise ValueError("not UTF-8 text, or nested too deeply") from None
 
 
 def file_refs(document):

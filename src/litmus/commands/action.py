@@ -43,7 +43,13 @@ from pathlib import Path, PurePath
 from typing import TextIO
 
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
-from litmus.github.changes import changed_checks, git_changed_files, pull_request_files, suites_touched
+from litmus.github.changes import (
+    MAX_PR_FILES,
+    changed_checks,
+    git_changed_files,
+    pull_request_files,
+    suites_touched,
+)
 from litmus.github.context import (
     GitHubContext,
     InputError,
@@ -63,6 +69,8 @@ FAIL_ON = ("suite", "assertion", "new", "never")
 BASELINE = ("", "artifact")
 ANNOTATIONS = ("changed", "all", "none")
 RESULTS_FILE = "results.json"
+# A run with no suite: only changed-only selects none (finding none is an error), here or in the shards merged.
+NOTHING_CHECKED = "nothing checked: changed-only selected no suite (the PR changes no probe file nor a file one reads)"
 # The judge key given as an input reaches the judge through this variable (config `api_key_env`).
 JUDGE_KEY_VARIABLE = "LITMUS_JUDGE_API_KEY"
 # A job runs at most 6 hours on GitHub-hosted runners: a longer wait is a typo.
@@ -255,6 +263,10 @@ class _Action:
         self._write_outputs(result, paths, comment_url, check_url)
         from litmus.run.runner import failed_by
 
+        if not result.suites and not result.run.interrupted:
+            # Neither a pass (results.json says failed, the check run is neutral) nor the PR's failure.
+            self.out.log(f"Litmus: verdict {result.verdict}, {NOTHING_CHECKED}: not failing the step")
+            return 0
         failed = failed_by(result, self.inputs.fail_on)
         self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
                      f"{'failing' if failed else 'passing'} the step")
@@ -331,7 +343,8 @@ class _Action:
         return pr
 
     def changed_files(self) -> set[str] | None:
-        """Files the PR changed: REST first, then `git diff`; None outside a PR or when neither works."""
+        """Files the PR changed: REST first, then `git diff` (when the API fails, or lists as many files as
+        GitHub lists at most); None outside a PR or when neither tells them all."""
         if self._changed_known:
             return self._changed
         self._changed_known = True
@@ -340,7 +353,10 @@ class _Action:
         if self.client:
             try:
                 self._changed = pull_request_files(self.client, self.ctx.repository, self.pr.number)
-                return self._changed
+                if self._changed is not None:
+                    return self._changed
+                self.out.notice(f"Litmus: GitHub lists at most {MAX_PR_FILES:,} files of a pull request, and this "
+                                "one has that many: its changed files may be more; using git diff")
             except GitHubAPIError as exc:
                 self._api_warning("could not list the PR's changed files; using git diff", exc)
         self._changed = git_changed_files(self.workspace, self.pr.base_sha)
@@ -388,7 +404,7 @@ class _Action:
         self._log_trust()
         changed = self.changed_files()
         if changed is not None:
-            request.changed_checks = changed_checks(changed, suites, self.workspace, inputs.probes, inputs.config)
+            request.changed_checks = changed_checks(changed, suites, inputs.probes, inputs.config)
         output = execute(request, channel, suites, judge)
         self._after_writing(output.paths, output.problems)
         return output.result, output.paths
@@ -422,13 +438,18 @@ class _Action:
         )
 
     def _changed_suites(self, suites: list) -> list:
+        """changed-only: the suites whose files (`Suite.referenced_files`) the PR changed; every suite when the
+        changed files are unknown, so that an unknown change is never taken for none."""
         changed = self.changed_files()
         if changed is None:
             self.out.warning("Litmus: changed-only needs the PR's changed files, which are unknown: "
                              "running every suite")
             return suites
-        touched = suites_touched(suites, changed, self.workspace)
+        touched = suites_touched(suites, changed)
         self.out.log(f"changed-only: {len(touched)} of {len(suites)} suite(s) touched by this PR")
+        if not touched:
+            self.out.warning(f"Litmus: {NOTHING_CHECKED}: the check run is neutral and the verdict failed (nothing "
+                             "passes unchecked); the step does not fail for it")
         return touched
 
     def _wait(self, base_url: str | None) -> None:
@@ -572,6 +593,8 @@ class _Action:
             title = headline(result.baseline)
         if result.run.interrupted:
             title, conclusion = f"interrupted: {title} so far", "cancelled"
+        elif not result.suites:
+            title, conclusion = NOTHING_CHECKED, "neutral"
         if self.unproven_results:
             title, conclusion = f"not vouched for: {self.unproven_results}", "neutral"
         try:

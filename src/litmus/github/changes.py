@@ -1,24 +1,32 @@
-"""Which files a PR changed (REST, paginated; `git diff` when the API cannot be used) and which suites that touches."""
+"""Which files a PR changed (REST, paginated; `git diff` when the API cannot be used or lists too many) and which
+suites that touches."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from litmus.github.api import GitHubClient
 from litmus.github.context import InputError, PullRequest, pull_request_from_payload
 from litmus.model import Suite
 
+# GitHub lists at most 3,000 files of a PR (and `paginate` reads at most 30 pages of 100): a listing that long
+# may be missing some.
+MAX_PR_FILES = 3000
 
-def pull_request_files(client: GitHubClient, repository: str, number: int) -> set[str]:
-    """Repository-relative paths the PR touches, old names of renamed files included (at most 3,000: GitHub's cap)."""
+
+def pull_request_files(client: GitHubClient, repository: str, number: int) -> set[str] | None:
+    """Repository-relative paths the PR touches, old names of renamed files included; None when GitHub's listing
+    reached its cap, so that a change past it is never taken for no change."""
     changed: set[str] = set()
+    listed = 0
     for entry in client.paginate(f"/repos/{repository}/pulls/{number}/files"):
+        listed += 1
         changed.add(entry["filename"])
         if entry.get("previous_filename"):
             changed.add(entry["previous_filename"])
-    return changed
+    return None if listed >= MAX_PR_FILES else changed
 
 
 def pull_request_of_commit(client: GitHubClient, repository: str, sha: str) -> PullRequest | None:
@@ -59,44 +67,11 @@ def git_changed_files(workspace: Path, base_sha: str | None) -> set[str] | None:
     return None
 
 
-def referenced_files(suite: Suite, root: Path) -> set[str]:
-    """Repository-relative paths of the files a suite reads besides itself (scenario files, `schema_file`, ...)."""
-    from litmus.assertions import REGISTRY, spec
-
-    base = Path(suite.abs_path).parent
-    paths: list[str] = []
-    if suite.context:
-        for scenario in suite.context.scenarios:
-            paths += [p for p in (scenario.data_file, scenario.reference_response_file) if p]
-        if suite.context.scenarios_file:
-            paths.append(str(suite.context.scenarios_file))
-    for step in (*suite.setup, *(step for flow in suite.flows for step in flow.steps), *suite.teardown):
-        # Files a request sends (resolved at load, so absolute).
-        request = step.request
-        if request is not None:
-            paths += [str(request.body_file)] if request.body_file else []
-            paths += [str(part.file) for part in request.multipart or () if part.file]
-        for assertion in step.assertions:
-            if assertion.type not in REGISTRY:
-                continue
-            paths += [
-                str(assertion.params[name]) for name, field in spec(assertion.type).fields.items()
-                if field.kind == "file" and assertion.params.get(name)
-            ]
-    return {_relative(base / p, root) for p in paths}
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return PurePosixPath(path.resolve().relative_to(root.resolve())).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def suites_touched(suites: Sequence[Suite], changed: Iterable[str], root: Path) -> list[Suite]:
-    """The suites whose own file, or a file they reference, is among `changed`."""
+def suites_touched(suites: Sequence[Suite], changed: Iterable[str]) -> list[Suite]:
+    """The suites whose own file, or a file they read (`Suite.referenced_files`, as the loader resolved them),
+    is among `changed`."""
     changed = set(changed)
-    return [s for s in suites if s.file in changed or referenced_files(s, root) & changed]
+    return [s for s in suites if not changed.isdisjoint(s.referenced_files)]
 
 
 # Files outside the probe paths that decide a run's verdicts: the project config and the `.litmus/` folder
@@ -105,12 +80,12 @@ CHECK_FILES = ("litmus.yaml",)
 CHECK_FOLDERS = (".litmus/",)
 
 
-def changed_checks(changed: Iterable[str], suites: Sequence[Suite], root: Path, probe_paths: Sequence[str],
+def changed_checks(changed: Iterable[str], suites: Sequence[Suite], probe_paths: Sequence[str],
                    config_path: str | None = None) -> list[str]:
     """The changed files that are the PR's own checks: probe files and what they reference (python checks,
     schemas, scenarios, cassettes), the config, and `.litmus/`; for "This pull request changes its own checks"."""
     folders = tuple(p.strip("/") + "/" for p in probe_paths if p.strip("/")) + CHECK_FOLDERS
     files = set(CHECK_FILES) | ({config_path} if config_path else set()) | {p.strip("/") for p in probe_paths}
     for suite in suites:
-        files |= {suite.file} | referenced_files(suite, root)
+        files.update(suite.referenced_files)
     return sorted(path for path in set(changed) if path in files or path.startswith(folders))

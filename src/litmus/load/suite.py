@@ -7,6 +7,7 @@ problems); the caller discards the suite when the collector holds errors.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,6 +77,9 @@ class SuiteBuilder:
         self.run_vars = run_vars or {}
         self.trust = trust or Trust.local()
         self.specs = all_specs()
+        # Suite.referenced_files (an ordered set): the suite's own file first, as found and where it leads.
+        self.referenced: dict[str, None] = dict.fromkeys((file, self.display(abs_path)))
+        self.schema_documents: dict[str, Any] = {}
 
     def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
         """The mapping's Fields, or None (error recorded) when `item` is not a mapping."""
@@ -150,12 +154,13 @@ class SuiteBuilder:
                                setup_names, None, scope.sizes, self.trust)
         teardown = self.steps(self.items(f, "teardown"), teardown_scope, defaults, defaults_item)
         return Suite(
-            pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path, root=self.root,
+            pos=self.item.pos, field_pos=f.field_pos, name=name, file=self.file, abs_path=self.abs_path,
             version=1, intent=f.take("intent", "string", default=None),
             pass_threshold=f.take("pass_threshold", "number", default=100, minimum=0, maximum=100),
             base_url=base_url, defaults=defaults, variables=variables, judge=judge, context=context,
             flows=tuple(flows), setup=tuple(setup), teardown=tuple(teardown),
             serial=f.take("serial", "boolean", default=False),
+            referenced_files=tuple(self.referenced), schema_documents=self.schema_documents,
         )
 
     def check_base_url(self, f: Fields, base_url: str, scope: Scope) -> None:
@@ -278,43 +283,56 @@ class SuiteBuilder:
         path = self.referenced_file(f.raw("data_file"), relative)
         if path is None:
             return None
-        return self.read_data(f, "data_file", path)
+        data = self.read_data(f.raw("data_file"), path)
+        return None if data is MISSING else data
 
     def referenced_file(self, item: Item, relative: str) -> Path | None:
-        """The real path of the file `relative` names, by the one rule (`litmus.load.files`); a file it
-        refuses is an error at `item`, the field that named it."""
+        """The real path of the file `relative` names, by the one rule (`litmus.load.files`), recorded in
+        `referenced_files`; a file it refuses is an error at `item`, the field that named it."""
         try:
-            return files.resolve(relative, self.abs_path.parent, self.root)
+            path = files.resolve(relative, self.abs_path.parent, self.root)
         except files.FileRefused as exc:
             self.c.error(item.span, str(exc))
             return None
+        self.record_file(self.abs_path.parent / relative, path)
+        return path
 
-    def read_data(self, f: Fields, name: str, path: Path) -> Any:
-        """A referenced JSON (by .json suffix) or YAML file's data; errors point into that file."""
+    def record_file(self, written: Path, real: Path) -> None:
+        """A file the suite reads: the path as written (a PR changing that name changes the suite) and, when a
+        symlink leads elsewhere, its real path (a PR changing the target's content does too)."""
+        for path in (Path(os.path.normpath(written)), real):
+            self.referenced.setdefault(self.display(path))
+
+    def read_data(self, item: Item, path: Path) -> Any:
+        """A referenced JSON (by .json suffix) or YAML file's data, MISSING when it cannot be read: then an
+        error at `item`, the field that named it, and errors inside that file point into it."""
         display = self.display(path)
         try:
+            data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="referenced files")
             if path.suffix.lower() == ".json":
                 from litmus.load.data_rows import too_deep
 
-                text = self.read_text(f, name, path)
-                data = None if text is None else json.loads(text)
-                if too_deep(data):
-                    f.error(f.raw(name), f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML too)")
-                    return None
-                return data
-            data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="referenced files")
-            item = parse_yaml(data, display, self.c)
-            return None if item is None else item.plain()
+                value = json.loads(data.decode())
+                if too_deep(value):
+                    self.c.error(item.span, f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML "
+                                            "too)")
+                    return MISSING
+                return value
+            # The one YAML reader, as for probe files: `2026-12-03` stays the text it reads as.
+            parsed = parse_yaml(data, display, self.c)
+            return None if parsed is None else parsed.plain()
+        except UnicodeDecodeError:
+            self.c.error(item.span, f"'{display}' is not UTF-8 text")
         except json.JSONDecodeError as exc:
-            f.error(f.raw(name), f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+            self.c.error(item.span, f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
         except RecursionError:
-            f.error(f.raw(name), f"'{display}' nests too deeply to read")
+            self.c.error(item.span, f"'{display}' nests too deeply to read")
         except SourceError as exc:
             self.c.error(exc.span, exc.message)
-            f.error(f.raw(name), f"cannot load '{display}'")
+            self.c.error(item.span, f"cannot load '{display}'")
         except files.FileRefused as exc:
-            f.error(f.raw(name), str(exc))
-        return None
+            self.c.error(item.span, str(exc))
+        return MISSING
 
     def read_text(self, f: Fields, name: str, path: Path) -> str | None:
         """The UTF-8 text of `path` (resolved), capped like a probe file; an error at field `name` if not."""
@@ -757,27 +775,36 @@ class SuiteBuilder:
         return path
 
     def schema_file(self, f: Fields, name: str, relative: str) -> Path | None:
-        """The schema file `relative` (resolved) when it holds a valid schema whose `$ref`s may be read."""
-        path = self.referenced_file(f.raw(name), relative)
+        """The schema file `relative` (resolved) when it holds a valid schema whose `$ref`s may be read; it and
+        the files its `$ref`s name are parsed into `schema_documents`, once per suite."""
+        item = f.raw(name)
+        path = self.referenced_file(item, relative)
         if path is None:
             return None
-        schema = self.read_data(f, name, path)
-        if schema is not None and (problem := checks.json_schema_error(schema)):
-            f.error(f.raw(name), f"'{relative}': {problem}")
-            return None
-        if schema is None:
-            return None
-        self.warn_unchecked_formats(f.raw(name), schema)
-        return path if self.schema_refs(f.raw(name), schema, path) else None
+        schema = self.schema_documents.get(str(path), MISSING)
+        if schema is MISSING:
+            schema = self.read_data(item, path)
+            if schema is MISSING:
+                return None
+            if problem := checks.json_schema_error(schema):
+                f.error(item, f"'{relative}': {problem}")
+                return None
+            self.schema_documents[str(path)] = schema  # first: a `$ref` back to this file reads it no more
+            if not self.schema_refs(item, schema, path):
+                del self.schema_documents[str(path)]
+                return None
+        self.warn_unchecked_formats(item, schema)
+        return path
 
     def schema_refs(self, item: Item, schema: Any, base: Path) -> bool:
         """Whether every `$ref` of `schema` (read from `base`), and of the files it refers to, is one the
         run may resolve: a fragment, an `$id` of the same document, or a relative file reference the one
-        file rule accepts. An error at `item` for each one that is not (nothing is fetched, ever)."""
-        from litmus.assertions.schema import file_refs, load_schema
+        file rule accepts. An error at `item` for each one that is not (nothing is fetched, ever). Each file
+        is read here into `schema_documents`, where the run looks it up: it reads no file."""
+        from litmus.assertions.schema import file_refs
 
         ok = True
-        pending, seen = [(schema, base)], {base}
+        pending = [(schema, base)]
         while pending:
             document, where = pending.pop()
             for ref, relative in file_refs(document):
@@ -786,17 +813,28 @@ class SuiteBuilder:
                                             "inside the repository are read (no URLs, no absolute paths)")
                     ok = False
                     continue
+                # Joined to its document's path as the run joins it to the document's URI: by the path as
+                # written, whatever a symlink on it leads to; the file read is the one the resolver allows there.
+                joined = Path(os.path.normpath(where.parent / relative))
+                if str(joined) in self.schema_documents:
+                    continue
                 try:
-                    path = files.resolve(relative, where.parent, self.root)
-                    if path not in seen:
-                        seen.add(path)
-                        pending.append((load_schema(path), path))
+                    path = files.resolve_found(joined, self.root, shown=relative)
                 except files.FileRefused as exc:
                     self.c.error(item.span, f"schema $ref: {exc}")
                     ok = False
-                except ValueError as exc:
-                    self.c.error(item.span, f"schema $ref '{ref}': cannot be read as JSON or YAML ({exc})")
+                    continue
+                self.record_file(joined, path)
+                loaded = self.read_data(item, path)
+                if loaded is MISSING:
                     ok = False
+                elif not isinstance(loaded, (dict, bool)):
+                    self.c.error(item.span, f"schema $ref '{ref}': '{self.display(path)}' is not a JSON Schema "
+                                            f"(a mapping, or true/false), it is {describe(loaded)}")
+                    ok = False
+                else:
+                    self.schema_documents[str(joined)] = loaded
+                    pending.append((loaded, joined))
         return ok
 
     def warn_unchecked_formats(self, item: Item, schema: Any) -> None:
