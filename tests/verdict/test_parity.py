@@ -3,7 +3,8 @@ on 127.0.0.1 and the fake judge), and every output compared with the row: result
 the findings, SARIF results and levels, JUnit counts, the comment's heading and the exit code under each
 `--fail-on`. The table is parsed from the doc, so the doc and the code cannot drift.
 
-Rows whose `via` is `action` need the action (trust, changed-only) and are run by test_action_parity.py.
+Rows whose `via` is `action` need the action (trust, changed-only); running them, and checking the annotation
+and check-run columns, against the fake GitHub is not written yet.
 """
 
 from __future__ import annotations
