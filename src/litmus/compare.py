@@ -13,7 +13,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 
-from litmus.identity import Checked, checked, fingerprint, flow_key, stamp
+from litmus.identity import fingerprint, flow_key
 from litmus.results import (
     BaselineSummary,
     FixedFinding,
@@ -23,6 +23,7 @@ from litmus.results import (
     ScoreComparison,
     ScoreStats,
 )
+from litmus.verdict import Checked, checked, stamp
 
 # The 97.5th percentile of the standard normal distribution: a two-sided 95% interval.
 Z95 = 1.959963984540054
@@ -116,8 +117,8 @@ def compare(baseline: RunResult, head: RunResult, source: str) -> RunResult:
     """`head`, with every finding's `baseline` state set and the `baseline` summary filled in."""
     stamp(baseline)
     stamp(head)
-    base_items = _by_key(checked(baseline))
-    head_items = _by_key(checked(head))
+    base_items = _by_key(checked(baseline.suites))
+    head_items = _by_key(checked(head.suites))
     base_failing = {key: items for key, items in base_items.items() if any(i.is_finding for i in items)}
 
     summary = BaselineSummary(source=source)
@@ -184,14 +185,6 @@ def _compare_scores(head_items: dict[str, list[Checked]],
     return comparisons
 
 
-def has_new(result: RunResult) -> bool:
-    """Whether the run has a finding that is not already failing in its baseline, or a regressed flow.
-    Without a baseline every finding counts as new: nothing proves it was failing before."""
-    if result.baseline is not None and result.baseline.regressed:
-        return True
-    return any(item.is_finding and item.record.baseline != "unchanged" for item in checked(result))
-
-
 def headline(summary: BaselineSummary) -> str:
     """'2 new findings, 3 already failing, 1 fixed; 1 flow regressed': the check run's title and the
     first line of every report."""
@@ -215,7 +208,7 @@ def merge_baselines(parts: list[RunResult], merged: RunResult) -> BaselineSummar
                          f"({', '.join(sorted(sources))}{'' if len(summaries) == len(parts) else ', and none'})")
     summary = BaselineSummary(source=summaries[0].source)
     still_failing = set()
-    for key, items in _by_key(checked(merged)).items():
+    for key, items in _by_key(checked(merged.suites)).items():
         failing = [item for item in items if item.is_finding]
         if failing:
             still_failing.add(fingerprint(key))

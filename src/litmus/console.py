@@ -13,12 +13,13 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
+from litmus import verdict
+from litmus.identity import INTENT, TRANSPORT
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-NOT_PASSED = ("failed", "error", "needs_review")
 
 
 def clean(text: object) -> str:
@@ -87,48 +88,51 @@ class Console:
         print(self.verdict_line(result, results_path), file=self.out)
 
     def failures(self, result: RunResult) -> list[tuple[str, list[str]]]:
-        """Per suite with findings: a title and one line per finding."""
+        """Per suite with findings (`litmus.verdict`): a title and one line per finding, then the flow runs'
+        and the suite's own reasons."""
         groups: list[tuple[str, list[str]]] = []
         for suite in result.suites:
             runs = runs_per_flow(suite)
             body: list[str] = []
-            # The suite's setup and teardown steps read like a flow's, named "setup" / "teardown".
-            for step in suite.setup:
-                body.extend(self._step_lines(suite, "setup", step))
+            items = [item for item in verdict.checked([suite]) if item.is_finding or (
+                self.verbosity > 0 and item.status == "skipped" and item.part not in (TRANSPORT, INTENT)
+                and item.step.status != "error")]
+            count = sum(item.is_finding for item in items)
+            for item in items:
+                body.extend(self._item_lines(suite, item, runs))
             for fr in suite.flow_runs:
-                where = _where(fr, runs[fr.flow, fr.scenario])
-                for step in fr.steps:
-                    body.extend(self._step_lines(suite, f"{clean(fr.flow)}{where}", step))
-                if fr.intent_evaluation.method == "judge" and fr.intent_evaluation.status != "passed":
-                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › intent "
-                                f"{self._status(fr.intent_evaluation.status)}: {clean(fr.intent_evaluation.reason)}")
+                where = f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{_where(fr, runs[fr.flow, fr.scenario])}"
                 if fr.reason:
-                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › {self._status(fr.status)}: "
-                                f"{clean(fr.reason)}")
+                    body.append(f"{where} › {self._status(fr.status)}: {clean(fr.reason)}")
                 elif fr.overruled_failures:
                     checks = f"{fr.overruled_failures} failed check{'s' if fr.overruled_failures > 1 else ''}"
-                    body.append(f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{where} › passed by intent despite "
-                                f"{checks} (mark the checks no judge may overrule critical: true)")
-            for step in suite.teardown:
-                body.extend(self._step_lines(suite, "teardown", step))
+                    body.append(f"{where} › passed by intent despite {checks} "
+                                "(mark the checks no judge may overrule critical: true)")
             if suite.reason:
                 body.append(f"{clean(suite.file)}:{suite.line} {clean(suite.name)}: {clean(suite.reason)}")
             if body:
-                groups.append((f"{clean(suite.name)}: {len(body)} finding(s)", body))
+                groups.append((f"{clean(suite.name)}: {count} finding(s)", body))
         return groups
 
-    def _step_lines(self, suite, where: str, step) -> list[str]:
-        lines = []
-        head = f"{where} › {clean(step.name)}"
-        if step.status == "error":
-            lines.append(f"{clean(suite.file)}:{step.line} {head} › {self._status('error')}: {clean(step.error)}")
-        for o in step.assertions:
-            if o.status in NOT_PASSED or (self.verbosity > 0 and o.status == "skipped" and step.status != "error"):
-                label = f"{o.type} ({clean(o.name)})" if o.name else o.type
-                tag = "" if o.status == "failed" else f"{self._status(o.status)}: "
-                lines.append(f"{clean(suite.file)}:{o.line}:{o.column} {head} › {label} {tag}{clean(o.reason)}")
-                if self.verbosity > 0:
-                    lines.extend(f"    {clean(m.path)}: {clean(m.reason)}" for m in o.mismatches[1:])
+    def _item_lines(self, suite, item: verdict.Checked, runs) -> list[str]:
+        fr = item.flow_run
+        where = clean(fr.flow) + ("" if item.phase else _where(fr, runs[fr.flow, fr.scenario]))
+        status = "error" if item.part == TRANSPORT else item.kind or item.status
+        if item.phase == verdict.TEARDOWN and item.is_finding:
+            status += " in teardown (warning: the verdict ignores it)"
+        if item.part == INTENT:
+            return [f"{clean(suite.file)}:{fr.line} {where} › intent {self._status(item.status)}: "
+                    f"{clean(item.record.reason)}"]
+        head = f"{where} › {clean(item.step.name)}"
+        if item.part == TRANSPORT:
+            return [f"{clean(suite.file)}:{item.step.line} {head} › {self._status('error', status)}: "
+                    f"{clean(item.step.error)}"]
+        o = item.record
+        label = f"{o.type} ({clean(o.name)})" if o.name else o.type
+        tag = "" if status == "failed" else f"{self._status(o.status, status)}: "
+        lines = [f"{clean(suite.file)}:{o.line}:{o.column} {head} › {label} {tag}{clean(o.reason)}"]
+        if self.verbosity > 0:
+            lines.extend(f"    {clean(m.path)}: {clean(m.reason)}" for m in o.mismatches[1:])
         return lines
 
     def summary_lines(self, result: RunResult) -> list[str]:

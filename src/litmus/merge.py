@@ -1,6 +1,6 @@
 """Merging shard results (`litmus run --shard K/N`) into one run. Pure: documents in, document out.
 
-Verdicts are recomputed from the union by the runner's own rule (`litmus.results.decide_suite`): a
+Verdicts are recomputed from the union by the runner's own rule (`litmus.verdict.decide_suite`): a
 suite's pass_rate is the percentage of its flow runs that passed (100 when it has none), it passes at
 pass_threshold or above unless LLM-based checks went unevaluated; the run passes when every suite
 does and no shard was interrupted. Shards
@@ -13,7 +13,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from litmus.compare import merge_baselines
-from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult, decide_suite
+from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
+from litmus.verdict import decide_run, decide_suite
 
 
 class MergeError(ValueError):
@@ -176,9 +177,9 @@ def merge(documents: list[RunResult], names: list[str] | None = None,
         repository=next((doc.run.repository for doc in documents if doc.run.repository), None),
         server_url=next((doc.run.server_url for doc in documents if doc.run.server_url), None),
     )
-    passed = all(suite.verdict == "passed" for suite in suites) and not run.interrupted
-    merged = RunResult(run=run, verdict="passed" if passed else "failed", tool=documents[0].tool,
+    merged = RunResult(run=run, verdict="failed", tool=documents[0].tool,
                        judge=totals, suites=suites, schema_version=documents[0].schema_version)
+    decide_run(merged)
     try:
         merged.baseline = merge_baselines(documents, merged)
     except ValueError as exc:

@@ -23,13 +23,9 @@ AssertionStatus = Literal["passed", "failed", "error", "skipped", "needs_review"
 StepStatus = Literal["passed", "failed", "error", "skipped"]
 IntentStatus = Literal["passed", "failed", "needs_review", "error"]
 # Why an LLM-based check was not put to a judge: no judge configured, the `max_calls` budget ran out,
-# or the user turned judging off (`--no-judge`, `judge: {provider: none}`). The first two fail the suite.
+# or the user turned judging off (`--no-judge`, `judge: {provider: none}`). What each means for the
+# verdict is `litmus.verdict`'s.
 JudgeSkip = Literal["no_judge", "budget", "disabled"]
-UNEVALUATED_REASONS: dict[str, str] = {
-    "no_judge": "no judge configured",
-    "budget": "the judge budget (max_calls) ran out",
-}
-NOT_PASSED = frozenset({"failed", "error", "needs_review"})
 # How a finding relates to the baseline run (see `litmus.compare`): "none" when no baseline was given.
 BaselineState = Literal["new", "unchanged", "none"]
 
@@ -205,6 +201,8 @@ class FlowRunResult:
     # The flow run passed by intent despite this many failed or errored checks (non-critical assertions
     # and steps without a response): reports mark those findings as overruled.
     overruled_failures: int = 0
+    # Why the flow run did not run (a failed setup); such a run is left out of the suite's pass rate.
+    skipped: str | None = None
 
     def __post_init__(self) -> None:
         if self.status is None:
@@ -376,68 +374,6 @@ class RunResult:
                 for step in flow_run.steps:
                     for outcome in step.assertions:
                         yield suite, flow_run, step, outcome
-
-
-def decide_flow_run(flow_run: FlowRunResult) -> None:
-    """Set the flow run's verdict from its Intent Evaluation and its critical assertions."""
-    intent = flow_run.intent_evaluation
-    critical = [(step, o) for step in flow_run.steps for o in step.assertions if o.critical and o.status in NOT_PASSED]
-    flow_run.status, flow_run.reason, flow_run.overruled_failures = intent.status, None, 0
-    if critical:
-        step, first = critical[0]
-        more = f" and {len(critical) - 1} more" if len(critical) > 1 else ""
-        flow_run.status = "failed"
-        flow_run.reason = (f"critical assertion {first.name or first.type} (line {first.line}, step '{step.name}') "
-                           f"{first.status}{more}; the Intent Evaluation ({intent.status}) cannot overrule it")
-    elif intent.status == "passed" and intent.method == "judge":
-        flow_run.overruled_failures = sum(
-            (step.status == "error") + sum(o.status in NOT_PASSED for o in step.assertions)
-            for step in flow_run.steps)
-
-
-def decide_suite(suite: SuiteResult) -> None:
-    """Set the suite's pass rate, verdict and reason from its flow runs, each decided again from its own
-    data first (the runner and `merge` both use it, so merged shards get the runner's verdicts).
-
-    The pass rate is the percentage of flow runs that passed (100 with none: another shard has them);
-    the suite passes at `pass_threshold` or above, unless LLM-based checks went unevaluated.
-    """
-    runs = suite.flow_runs
-    for run in runs:
-        decide_flow_run(run)
-    passed = sum(run.status == "passed" for run in runs)
-    suite.pass_rate = round(100 * passed / len(runs), 2) if runs else 100.0
-    suite.verdict = "passed" if suite.pass_rate >= suite.pass_threshold else "failed"
-    notes = []
-    failed_setup = next((step for step in suite.setup if step.status in ("failed", "error")), None)
-    if failed_setup is not None:
-        # Its flow runs were skipped: nothing was probed, whatever the pass_threshold would allow.
-        suite.verdict = "failed"
-        notes.append(f"setup step '{failed_setup.name}' {failed_setup.status}: the flow runs were skipped")
-    skips: dict[str, int] = {}
-    intents: dict[str, int] = {}
-    for run in runs:
-        if run.intent_evaluation.judge_skip:
-            intents[run.intent_evaluation.judge_skip] = intents.get(run.intent_evaluation.judge_skip, 0) + 1
-        for step in run.steps:
-            for o in step.assertions:
-                if o.judge_skip and o.status == "skipped":
-                    skips[o.judge_skip] = skips.get(o.judge_skip, 0) + 1
-    for cause, why in UNEVALUATED_REASONS.items():
-        parts = [_count(skips.get(cause, 0), "LLM-based assertion"), _count(intents.get(cause, 0), "Intent Evaluation")]
-        parts = [p for p in parts if p]
-        if parts:
-            suite.verdict = "failed"
-            verb = "was" if sum((skips.get(cause, 0), intents.get(cause, 0))) == 1 else "were"
-            notes.append(f"{' and '.join(parts)} {verb} not evaluated: {why}")
-    if skips.get("disabled"):
-        notes.append(f"{_count(skips['disabled'], 'LLM-based assertion')} skipped: judging turned off "
-                     "(--no-judge or judge.provider none)")
-    suite.reason = "; ".join(notes) or None
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}" if n else ""
 
 
 # Field types that hold nested result dataclasses, for `from_dict`.

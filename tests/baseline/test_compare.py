@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from litmus.compare import compare, flow_verdict, has_new, headline, pass_rate, wilson_interval
+from litmus.compare import compare, flow_verdict, headline, pass_rate, wilson_interval
 from litmus.merge import merge
 from litmus.results import RunResult, load_results, validate
+from litmus.verdict import fails
 from support.target import Target
 
 SUITE = """\
@@ -98,7 +99,7 @@ def test_new_unchanged_fixed_and_none(tmp_path):
     assert failing(compared) == {"get order/json_path/$.status": "unchanged", "get order/json_path/$.total": "new"}
     assert (compared.baseline.new, compared.baseline.unchanged, compared.baseline.fixed) == (1, 1, 0)
     assert validate(json.loads(json.dumps(compared.to_dict()))) == []
-    assert has_new(compared)
+    assert fails(compared, "new")
     assert headline(compared.baseline) == "1 new finding, 1 already failing, 0 fixed"
 
     # The other way round: the total check is fixed, the status check still unchanged, nothing new.
@@ -111,7 +112,7 @@ def test_new_unchanged_fixed_and_none(tmp_path):
     (fixed,) = compared.baseline.fixed_findings
     assert (fixed.suite, fixed.flow, fixed.step, fixed.label) == ("Shop", "Order", "get order", "json_path")
     assert "string" in fixed.reason
-    assert not has_new(compared)
+    assert not fails(compared, "new")
 
 
 def test_identity_survives_lines_moving_messages_changing_and_reordering(tmp_path):

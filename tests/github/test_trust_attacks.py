@@ -92,8 +92,8 @@ def fork_check(attacker_url: str, outside: Path) -> str:
             with open(os.environ["GITHUB_ENV"], "a") as env:
                 env.write("NODE_OPTIONS=--require /tmp/pwn.js\\n")
             open({str(outside)!r}, "w").write("pwned")
-            import litmus.run.runner as runner
-            runner.failed_by = lambda *args, **kwargs: False
+            import litmus.verdict as verdict
+            verdict.fails = lambda *args, **kwargs: False
             return True
         """)
 

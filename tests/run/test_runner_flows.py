@@ -10,7 +10,8 @@ import pytest
 from build import check, extraction, flow, request, retry, scenario, step, suite
 
 from litmus.results import IntentEvaluation, JudgeTotals, RunResult, validate
-from litmus.run.runner import RunOptions, failed_by, plan, run_suites
+from litmus.run.runner import RunOptions, plan, run_suites
+from litmus.verdict import fails
 
 
 def run(suite_list, target, environ=None, **options):
@@ -266,8 +267,8 @@ def test_pass_threshold_and_filters(target):
     s = suite("S", flow("A", good, runs=3), flow("B", bad), pass_threshold=75)
     result = run([s], target)
     assert (result.suites[0].pass_rate, result.suites[0].verdict) == (75.0, "passed")
-    assert failed_by(result, "suite") is False and failed_by(result, "assertion") is True
-    assert failed_by(result, "never") is False
+    assert fails(result, "suite") is False and fails(result, "assertion") is True
+    assert fails(result, "never") is False
     only_b = run([s, suite("T", flow("A", good))], target, suites=("S",), flows=("B",))
     assert [x.name for x in only_b.suites] == ["S"] and identity(only_b) == [("S", "B", None, 0, "failed")]
     empty = run([s], target, flows=("nope",))

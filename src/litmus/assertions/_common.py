@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, get_args
 
 from litmus.model import Assertion
-from litmus.results import AssertionOutcome, AssertionStatus, Mismatch
+from litmus.results import AssertionOutcome, AssertionStatus, JudgeSkip, Mismatch
 
 # A mismatch's `actual` may be a whole response object: past this many characters of JSON it is
 # recorded as a cut string instead, so results stay small.
@@ -22,6 +22,26 @@ def outcome(assertion: Assertion, status: AssertionStatus, reason: str,
         type=assertion.type, status=status, reason=reason, line=assertion.pos.line,
         column=assertion.pos.column, name=assertion.name, mismatches=list(mismatches),
     )
+
+
+# Why an LLM-based assertion was not put to a judge; the causes that are a `JudgeSkip` are recorded as
+# `judge_skip` (litmus.verdict decides what each means), a missing scenario is "not applicable".
+NOT_JUDGED = {
+    "no_scenario": "scenario-aware assertion, and this flow run has no scenario (the suite has no context)",
+    "disabled": "judging turned off (--no-judge or judge.provider none)",
+    "no_judge": "no judge configured",
+    "budget": "judge budget reached: max_calls {max_calls} judge calls were made in this run "
+              "(raise judge.max_calls to judge more)",
+}
+
+
+def not_judged(assertion: Assertion, cause: str, *, max_calls: int | None = None,
+               threshold: float | None = None) -> AssertionOutcome:
+    """The one `skipped` outcome of an LLM-based assertion that no judge evaluated, for a NOT_JUDGED cause."""
+    result = outcome(assertion, "skipped", NOT_JUDGED[cause].format(max_calls=max_calls))
+    result.threshold = threshold
+    result.judge_skip = cause if cause in get_args(JudgeSkip) else None
+    return result
 
 
 def passed(assertion: Assertion, reason: str) -> AssertionOutcome:

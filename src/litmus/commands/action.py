@@ -261,16 +261,12 @@ class _Action:
             self._annotate_in_log(selected, paths)
         comment_url = None if self.abort.is_set() else self._publish_comment(paths)
         self._write_outputs(result, paths, comment_url, check_url)
-        from litmus.run.runner import failed_by
+        from litmus.verdict import exit_code
 
-        if not result.suites and not result.run.interrupted:
-            # Neither a pass (results.json says failed, the check run is neutral) nor the PR's failure.
-            self.out.log(f"Litmus: verdict {result.verdict}, {NOTHING_CHECKED}: not failing the step")
-            return 0
-        failed = failed_by(result, self.inputs.fail_on)
+        code = exit_code(result, self.inputs.fail_on)
         self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
-                     f"{'failing' if failed else 'passing'} the step")
-        return 1 if failed else 0
+                     f"{'failing' if code else 'passing'} the step")
+        return code
 
     def _decide_trust(self) -> Trust:
         """The run's one trust decision, for the commit checked out in the workspace, logged with its reason."""
@@ -583,20 +579,22 @@ class _Action:
         sha = self.ctx.head_sha()
         if not (self.inputs.check_run and self.client and sha):
             return None
+        from litmus.verdict import conclusion as conclusion_of
+
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
                  else f"{len(result.suites)} suite(s) passed")
-        conclusion = self._conclusion(result)
+        conclusion = conclusion_of(result, self.inputs.fail_on, unproven=bool(self.unproven_results))
         if result.baseline is not None:
             from litmus.compare import headline
 
             title = headline(result.baseline)
         if result.run.interrupted:
-            title, conclusion = f"interrupted: {title} so far", "cancelled"
+            title = f"interrupted: {title} so far"
         elif not result.suites:
-            title, conclusion = NOTHING_CHECKED, "neutral"
+            title = NOTHING_CHECKED
         if self.unproven_results:
-            title, conclusion = f"not vouched for: {self.unproven_results}", "neutral"
+            title = f"not vouched for: {self.unproven_results}"
         try:
             check = publish_check_run(
                 self.client, self.ctx.repository, sha, conclusion=conclusion, title=title,
@@ -608,15 +606,6 @@ class _Action:
             return None
         self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
         return check.url
-
-    def _conclusion(self, result: RunResult) -> str:
-        """The check run's conclusion: the verdict, except under `fail-on: new`, where only what this PR made
-        worse fails (the check then agrees with the step's exit status)."""
-        if self.inputs.fail_on == "new":
-            from litmus.run.runner import failed_by
-
-            return "failure" if failed_by(result, "new") else "success"
-        return "success" if result.verdict == "passed" else "failure"
 
     def _annotate_in_log(self, selected: list[Annotation], paths: dict[str, Path]) -> None:
         shown, omitted = cap_per_level(selected)

@@ -30,8 +30,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from litmus.compare import compare, has_new, headline
+    from litmus.compare import compare, headline
     from litmus.results import ResultsError, load_results, write_results
+    from litmus.verdict import exit_code
 
     try:
         baseline = load_results(args.baseline)
@@ -42,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
     compared = compare(baseline, head, source=str(args.baseline))
     write_results(args.output, compared)
     print(f"{headline(compared.baseline)} -> {args.output}")
-    return 1 if args.fail_on == "new" and has_new(compared) else 0
+    return exit_code(compared, args.fail_on)
 

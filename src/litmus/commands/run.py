@@ -199,8 +199,8 @@ def _execute(request, channel, console, suites, judge) -> int:
     import gc
 
     from litmus.pipeline import execute
-    from litmus.run.runner import failed_by
     from litmus.run.signals import StopOnSignals, exit_abandoning
+    from litmus.verdict import exit_code
 
     options = request.options
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
@@ -219,7 +219,7 @@ def _execute(request, channel, console, suites, judge) -> int:
         return exit_abandoning(signals.exit_code)
     if output.problems:
         return 2  # the checks ran, but what they found is not all on disk
-    return 1 if failed_by(output.result, options.fail_on) else 0
+    return exit_code(output.result, options.fail_on)
 
 
 def _formats(given: list[str] | None) -> list[str] | None | str:

@@ -14,8 +14,9 @@ from typing import TextIO
 
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
-from litmus.run.runner import FailOn, RunOptions
+from litmus.run.runner import RunOptions
 from litmus.trust import Trust
+from litmus.verdict import FailOn
 
 # The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
 # an escalated and a needs_review outcome. The replay provider keys cassettes by prompt and tier only.
@@ -59,7 +60,7 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     from litmus.judges import JudgeService
     from litmus.load import load_suites, repo_root
     from litmus.pipeline import ConsoleChannel, RunRequest, execute
-    from litmus.run.runner import failed_by
+    from litmus.verdict import exit_code
 
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
@@ -86,4 +87,4 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     print("reports: " + ", ".join(str(path) for name, path in output.paths.items() if name != "results"), file=stdout)
     if output.problems:
         return 2
-    return 1 if failed_by(output.result, fail_on) else 0
+    return exit_code(output.result, fail_on)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from litmus.assertions._common import not_judged
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
 from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
@@ -29,9 +30,9 @@ class NotJudgeable(Exception):
 
 def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
     if ctx.judge is None:
-        return outcome(assertion, "skipped", "no judge configured", judge_skip="no_judge")
+        return not_judged(assertion, "no_judge")
     if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
-        return outcome(assertion, "skipped", "no scenario: this flow run has no scenario to judge against")
+        return not_judged(assertion, "no_scenario")
     return ctx.judge.evaluate_assertion(assertion, ctx)
 
 

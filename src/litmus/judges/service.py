@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from litmus.assertions._common import bounded, show
+from litmus.assertions._common import bounded, not_judged, show
 from litmus.config import JudgeConfig, ProviderConfig
 from litmus.judges import assertion as judged_assertion
 from litmus.judges import intent as intent_eval
@@ -196,10 +196,7 @@ class JudgeService:
         try:
             decision = self.judge(prompt, threshold)
         except BudgetExhausted:
-            return judged_assertion.outcome(
-                assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} judge calls "
-                "were made in this run (raise judge.max_calls to judge more)", threshold=threshold,
-                judge_skip="budget")
+            return not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold)
         return judged_assertion.decision_outcome(assertion, decision, threshold, where)
 
     def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
@@ -228,9 +225,7 @@ class JudgeService:
             (ref, ref_cached), (got, got_cached) = self._embed(reference), self._embed(text)
             similarity = round(cosine(ref.vector, got.vector), 4)
         except BudgetExhausted:
-            return judged_assertion.outcome(
-                assertion, "skipped", f"judge budget reached: max_calls {self.config.max_calls} calls were made "
-                "in this run (raise judge.max_calls to judge more)", threshold=threshold)
+            return not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold)
         except DistrustedRecording as exc:
             return judged_assertion.outcome(assertion, "needs_review", f"needs review: {exc}", threshold=threshold)
         except ProviderError as exc:

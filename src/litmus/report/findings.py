@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from litmus import identity
+from litmus import identity, verdict
 from litmus.results import (
     MASK,
     AssertionOutcome,
@@ -39,21 +39,15 @@ TRANSPORT_ERROR = "transport_error"
 INTENT_EVALUATION = "intent_evaluation"
 NEEDS_REVIEW = "needs_review"
 
-Level = Literal["error", "warning"]
-
-# SARIF level (and the icon every format shows) by what happened. A failure is a defect of the
-# target; an outcome that could not be evaluated or that judges could not decide is a warning:
-# a human must look, but it does not claim the target is wrong.
-LEVELS: dict[str, Level] = {
-    "failed": "error", "transport_error": "error", "error": "warning", "needs_review": "warning",
-}
+# The icon every format shows by what happened (the level is `litmus.verdict`'s).
 ICONS = {"failed": "❌", "transport_error": "🔌", "error": "⚠️", "needs_review": "🧐", "passed": "✅", "skipped": "⏭️"}
 
 
 @dataclass
 class Finding:
     rule: str  # an assertion type, TRANSPORT_ERROR, INTENT_EVALUATION or NEEDS_REVIEW
-    kind: str  # "failed", "error", "needs_review" or "transport_error": decides the level
+    kind: str  # "failed", "error", "needs_review" or "transport_error"
+    level: verdict.Level  # SARIF level and annotation level: `litmus.verdict.Checked.level`
     suite: SuiteResult
     flow_run: FlowRunResult  # the first run it occurred in (its details are shown)
     step: StepResult | None  # None for Intent Evaluation findings
@@ -64,10 +58,6 @@ class Finding:
     order: tuple
     runs: list[int] = field(default_factory=list)
     total_runs: int = 0
-
-    @property
-    def level(self) -> Level:
-        return LEVELS[self.kind]
 
     @property
     def icon(self) -> str:
@@ -156,7 +146,8 @@ def reading_order(findings: list[Finding]) -> list[Finding]:
 
 
 def collect(result: RunResult) -> list[Finding]:
-    """All findings, ordered suite › flow › step › assertion › scenario (the order of the probe file)."""
+    """All findings (`litmus.verdict` says what one is), ordered suite › flow › step › assertion › scenario
+    (the order of the probe file), the runs of one flow and scenario folded into one."""
     findings: dict[str, Finding] = {}
     for suite_index, suite in enumerate(result.suites):
         _collect_suite(suite_index, suite, findings)
@@ -164,7 +155,8 @@ def collect(result: RunResult) -> list[Finding]:
 
 
 def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Finding]) -> None:
-    flow_order: dict[str, int] = {}
+    # The suite's setup and teardown read like flows of their own, named so (setup first, teardown last).
+    flow_order: dict[str, int] = {verdict.SETUP: -1}
     step_order: dict[tuple[str, str], int] = {}
     scenario_order: dict[str | None, int] = {}
     runs_per: Counter[tuple[str, str | None]] = Counter()
@@ -172,49 +164,36 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         flow_order.setdefault(flow_run.flow, len(flow_order))
         scenario_order.setdefault(flow_run.scenario, len(scenario_order))
         runs_per[flow_run.flow, flow_run.scenario] += 1
+    flow_order[verdict.TEARDOWN] = len(flow_order)
+    scenario_order.setdefault(None, len(scenario_order))
+    runs_per[verdict.SETUP, None] = runs_per[verdict.TEARDOWN, None] = 1
 
-    def add(rule, kind, flow_run, step, outcome, line, column, part, position):
-        key = identity.report_key(
-            identity.finding_key(suite.name, flow_run.flow, flow_run.scenario, step.name if step else "", part), rule)
+    for item in verdict.findings([suite]):
+        flow_run, step, kind = item.flow_run, item.step, item.kind
+        if item.part == identity.TRANSPORT:
+            rule, outcome, line, column, position = TRANSPORT_ERROR, None, step.line, 1, (-1,)
+        elif item.part == identity.INTENT:
+            rule = NEEDS_REVIEW if kind == "needs_review" else INTENT_EVALUATION
+            outcome, line, column, position = None, flow_run.line, 1, None
+        else:
+            rule = NEEDS_REVIEW if kind == "needs_review" else item.record.type
+            outcome, line, column = item.record, item.record.line, item.record.column
+            position = (next(i for i, o in enumerate(step.assertions) if o is outcome),)
+        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order)) if step else -1
+        order_in_flow = (step_index, *position) if position else (-1, 0)
+        key = identity.report_key(item.key, rule)
         finding = findings.get(key)
         if finding is None:
-            order = (suite_index, flow_order[flow_run.flow], *position, scenario_order[flow_run.scenario])
+            order = (suite_index, flow_order[flow_run.flow], *order_in_flow, scenario_order[flow_run.scenario])
             finding = findings[key] = Finding(
-                rule, kind, suite, flow_run, step, outcome, line, column, key, order,
+                rule, kind, item.level, suite, flow_run, step, outcome, line, column, key, order,
                 total_runs=runs_per[flow_run.flow, flow_run.scenario],
             )
-        elif LEVELS[kind] == "error" and finding.level != "error":
+        elif item.level == "error" and finding.level != "error":
             # A failure in any run outranks an error in another: show the failing run.
-            finding.kind, finding.flow_run, finding.step, finding.outcome = kind, flow_run, step, outcome
+            finding.kind, finding.level, finding.flow_run, finding.step, finding.outcome = (
+                kind, item.level, flow_run, step, outcome)
         finding.runs.append(flow_run.run_index)
-
-    def add_step(flow_run: FlowRunResult, step: StepResult, *, teardown: bool = False) -> None:
-        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order))
-        if step.status == "error" and step.error:
-            # The contract: a teardown's outcomes never change the verdict, but its error is a warning.
-            kind = "error" if teardown else "transport_error"
-            add(TRANSPORT_ERROR, kind, flow_run, step, None, step.line, 1, identity.TRANSPORT, (step_index, -1))
-        for index, (outcome, key) in enumerate(zip(step.assertions, identity.assertion_keys(step), strict=True)):
-            if outcome.status in (("error",) if teardown else ("failed", "error", "needs_review")):
-                rule = NEEDS_REVIEW if outcome.status == "needs_review" else outcome.type
-                add(rule, outcome.status, flow_run, step, outcome, outcome.line, outcome.column, key,
-                    (step_index, index))
-
-    for flow_run in suite.flow_runs:
-        intent = flow_run.intent_evaluation
-        if intent.status in ("error", "needs_review") or (intent.status == "failed" and intent.method == "judge"):
-            rule = NEEDS_REVIEW if intent.status == "needs_review" else INTENT_EVALUATION
-            add(rule, intent.status, flow_run, None, None, flow_run.line, 1, identity.INTENT, (-1, 0))
-        for step in flow_run.steps:
-            add_step(flow_run, step)
-
-    # The suite's setup and teardown read like flows of their own, named so (setup first, teardown last).
-    for phase_run in identity.phase_runs(suite):
-        flow_order[phase_run.flow] = -1 if phase_run.flow == "setup" else len(flow_order)
-        scenario_order.setdefault(None, len(scenario_order))
-        runs_per[phase_run.flow, None] = 1
-        for step in phase_run.steps:
-            add_step(phase_run, step, teardown=phase_run.flow == "teardown")
 
 
 @dataclass(frozen=True)
@@ -233,7 +212,7 @@ def run_verdict(result: RunResult, findings: list[Finding]) -> Verdict:
     suites = result.suites
     failed = sum(s.verdict == "failed" for s in suites)
     if not suites:
-        return Verdict("nothing", "no suites ran")
+        return Verdict("nothing", "nothing checked: no suite was selected")
     if failed:
         return Verdict("failed", f"{failed} of {_plural(len(suites), 'suite')} failed")
     counted = "" if len(suites) == 1 else "all "

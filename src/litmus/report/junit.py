@@ -26,6 +26,7 @@ import xml.etree.ElementTree as ET
 
 from junit_xml import TestCase, TestSuite
 
+from litmus import verdict
 from litmus.report import findings as fd
 from litmus.report.markdown_text import visible
 from litmus.report.options import Options
@@ -99,7 +100,7 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
         elif outcome.status == "needs_review":
             case.add_failure_info(f"{label} needs human review: {outcome.reason}",
                                   _outcome_body(outcome, step, suite, flow_run), fd.NEEDS_REVIEW)
-        elif outcome.status == "error":
+        elif outcome.status == "error" or outcome.judge_skip in verdict.UNEVALUATED_REASONS:
             case.add_error_info(f"{label} could not be evaluated: {outcome.reason}",
                                 _outcome_body(outcome, step, suite, flow_run), outcome.type)
     if step.status == "skipped":
@@ -118,7 +119,9 @@ def _intent_case(suite: SuiteResult, flow_run: FlowRunResult, runs: int) -> Test
                     elapsed_sec=0.0, file=suite.file, line=str(flow_run.line), allow_multiple_subelements=True)
     body = "\n".join([f"{suite.file}:{flow_run.line}: {intent.method} intent evaluation: {intent.reason}",
                       *_judge_lines(intent.judge, intent.score, intent.threshold)])
-    if intent.status == "failed" and intent.method == "deterministic":
+    if flow_run.skipped:
+        case.add_skipped_info(f"not run: {flow_run.skipped}")
+    elif intent.status == "failed" and intent.method == "deterministic":
         # It restates the failures of this run's steps, already failing testcases: counted once.
         case.stdout = f"intent not achieved (deterministic): {intent.reason}"
     elif intent.status == "failed":
@@ -149,8 +152,11 @@ def render(result: RunResult, **options) -> str:
     totals = dict.fromkeys(("tests", "failures", "errors"), 0)
     time = 0.0
     for suite in result.suites:
-        cases = []
         runs = runs_per_flow(suite)
+        # A failed setup fails the suite, so its steps are testcases; teardown outcomes never change the
+        # verdict (litmus.verdict: warnings), and a test report has no warning: they are not testcases.
+        setup = [run for run in verdict.phase_runs(suite) if run.flow == verdict.SETUP]
+        cases = [_step_case(suite, run, step, 1) for run in setup for step in run.steps]
         for flow_run in suite.flow_runs:
             count = runs[flow_run.flow, flow_run.scenario]
             cases += [_step_case(suite, flow_run, step, count) for step in flow_run.steps]

@@ -50,7 +50,7 @@ class Flavour:
 
 COMMENT = Flavour(marker=True, budget=60_000)
 SUMMARY = Flavour(marker=False, budget=SUMMARY_LIMIT - 48_576, measure=lambda text: len(text.encode("utf-8")))
-ICON = {"passed": "✅", "passed_with_findings": "⚠️", "failed": "❌", "nothing": "❌"}
+ICON = {"passed": "✅", "passed_with_findings": "⚠️", "failed": "❌", "nothing": "➖"}
 
 
 def render(result: RunResult, **options) -> str:
@@ -160,7 +160,7 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     verdict = fd.run_verdict(result, findings)
     yield f"## {ICON[verdict.status]} Litmus: {verdict.text}"
     facts = [f"**{len(findings)} finding{'s' if len(findings) != 1 else ''}**"]
-    facts += [f"{count} {KIND_WORDS[kind]}" for kind in fd.LEVELS
+    facts += [f"{count} {KIND_WORDS[kind]}" for kind in KIND_WORDS
               if (count := sum(f.kind == kind for f in findings))]
     facts.append(f"{sum(len(s.flow_runs) for s in result.suites)} flow runs")
     sha = options.sha or result.run.git_sha

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litmus import assertions
-from litmus.assertions._common import bounded, errored, outcome
+from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.results import (
-    NOT_PASSED,
     AssertionOutcome,
     FlowRunResult,
     IntentEvaluation,
@@ -33,7 +32,6 @@ from litmus.results import (
     StepResult,
     StreamEvent,
     StreamRecord,
-    decide_flow_run,
 )
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
@@ -42,6 +40,7 @@ from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
 from litmus.trust import Trust
+from litmus.verdict import NOT_PASSED, decide_flow_run
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
@@ -235,10 +234,9 @@ def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ct
         if i in deterministic:
             result = deterministic[i]
         else:
-            reason, judge_skip = _judge_skip_reason(assertion, planned, env)
-            if reason is not None:
-                result = outcome(assertion, "skipped", reason)
-                result.judge_skip = judge_skip
+            cause = _not_judged_cause(assertion, planned, env)
+            if cause is not None:
+                result = not_judged(assertion, cause)
             else:
                 future = env.judge.executor.submit(evaluate_isolated, assertion, ctx)
                 if assertion.on_failure == "continue":
@@ -258,15 +256,15 @@ def _ordered_outcomes(step: Step, deterministic: dict[int, AssertionOutcome], ct
     return outcomes, stop_flow
 
 
-def _judge_skip_reason(assertion: Assertion, planned: PlannedRun, env: RunEnvironment) -> tuple[str | None, str | None]:
-    """Why the assertion is not put to a judge, and the `judge_skip` cause; (None, None) to judge it."""
+def _not_judged_cause(assertion: Assertion, planned: PlannedRun, env: RunEnvironment) -> str | None:
+    """Why the LLM-based assertion is not put to a judge (a `NOT_JUDGED` cause); None to judge it."""
     if assertions.spec(assertion.type).family == "scenario" and planned.scenario is None:
-        return "scenario-aware assertion, and this flow run has no scenario (the suite has no context)", None
+        return "no_scenario"
     if env.judge_disabled:
-        return "judging turned off (--no-judge or judge.provider none)", "disabled"
+        return "disabled"
     if env.judge is None:
-        return "no judge configured", "no_judge"
-    return None, None
+        return "no_judge"
+    return None
 
 
 def evaluate_isolated(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:

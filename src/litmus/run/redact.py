@@ -94,7 +94,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
 FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.RunInfo: ("base_url", "trust_reason", "changed_checks", "trust_notes"),
     results.SuiteResult: ("intent", "reason"),
-    results.FlowRunResult: ("reason",),
+    results.FlowRunResult: ("reason", "skipped"),
     results.Redirect: ("url",),
     results.BaselineSummary: ("source",),
     results.FixedFinding: ("reason",),

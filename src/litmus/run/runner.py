@@ -23,12 +23,9 @@ from typing import Any, Literal
 
 from litmus import __version__
 from litmus.assertions.python_worker import PythonWorker
-from litmus.identity import stamp
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
 from litmus.results import (
-    NOT_PASSED,
-    UNEVALUATED_REASONS,
     FlowRunResult,
     IntentEvaluation,
     JudgeTotals,
@@ -36,7 +33,6 @@ from litmus.results import (
     RunResult,
     SuiteResult,
     Tool,
-    decide_suite,
 )
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
@@ -45,8 +41,7 @@ from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
 from litmus.trust import Trust
-
-FailOn = Literal["suite", "assertion", "new", "never"]
+from litmus.verdict import FailOn, decide_run, decide_suite, stamp
 
 
 @dataclass
@@ -177,15 +172,13 @@ def run_suites(
     suite_results = _suite_results(selected, results, suite_runs)
     result = RunResult(
         run=_run_info(options, started_at, environ),
-        # No suite selected: nothing was checked, so nothing passed.
-        verdict="passed" if suite_results and all(s.verdict == "passed" for s in suite_results) else "failed",
+        verdict="failed",  # decided below, once the run knows whether it was interrupted
         tool=Tool(name="litmus", version=__version__),
         judge=_judge_totals(judge),
         suites=suite_results,
     )
-    if options.stop.is_set():
-        result.run.interrupted = True
-        result.verdict = "failed"  # an incomplete run proves nothing
+    result.run.interrupted = options.stop.is_set()
+    decide_run(result)
     # Last, once every verdict is decided; it masks free text only (see `litmus.run.redact`).
     redactor.redact_in_place(result)
     # After masking, which must never touch an identity.
@@ -281,23 +274,6 @@ def _suite_results(suites: list[Suite], results: dict[int, dict[int, FlowRunResu
         decide_suite(result)
         out.append(result)
     return out
-
-
-def failed_by(result: RunResult, fail_on: FailOn) -> bool:
-    """Whether the run counts as failed under `--fail-on`."""
-    if fail_on == "never":
-        return False
-    if fail_on == "suite":
-        return result.verdict == "failed"
-    if fail_on == "new":
-        from litmus.compare import has_new
-
-        return result.run.interrupted or has_new(result)
-    return result.run.interrupted or any(
-        step.status == "error" or any(o.status in NOT_PASSED or o.judge_skip in UNEVALUATED_REASONS
-                                      for o in step.assertions)
-        for suite in result.suites for flow_run in suite.flow_runs for step in flow_run.steps
-    )
 
 
 def secret_values(suites: list[Suite], environ: Mapping[str, str], trust: Trust | None = None) -> Iterable[str]:

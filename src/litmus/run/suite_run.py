@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 
 from litmus.model import Flow, Suite
 from litmus.results import FlowRunResult, IntentEvaluation, StepResult
-from litmus.run.flow import NOT_PASSED, PlannedRun, RunEnvironment, run_steps, skipped_step
+from litmus.run.flow import PlannedRun, RunEnvironment, run_steps, skipped_step
 from litmus.run.signals import GRACE_S
+from litmus.verdict import NOT_PASSED
 
 TEARDOWN_GRACE_S = 10.0
 
@@ -141,5 +142,5 @@ def _skipped_run(planned: PlannedRun, reason: str) -> FlowRunResult:
         flow=planned.flow.name, line=planned.flow.pos.line, run_index=planned.run_index,
         scenario=planned.scenario.id if planned.scenario else None,
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason=f"not run: {reason}"),
-        steps=[skipped_step(step, reason) for step in planned.flow.steps],
+        steps=[skipped_step(step, reason) for step in planned.flow.steps], skipped=reason,
     )

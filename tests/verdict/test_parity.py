@@ -1,0 +1,152 @@
+"""Parity: every row of docs/verdict.md's table, run through `litmus run` (a subprocess against a target
+on 127.0.0.1 and the fake judge), and every output compared with the row: results.json's suite verdict,
+the findings, SARIF results and levels, JUnit counts, the comment's heading and the exit code under each
+`--fail-on`. The table is parsed from the doc, so the doc and the code cannot drift.
+
+Rows whose `via` is `action` need the action (trust, changed-only); running them, and checking the annotation
+and check-run columns, against the fake GitHub is not written yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from support.cli import litmus, write_judge_config
+from support.fake_judge import API_KEY
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "verdict.md"
+FAIL_ON = ("suite", "assertion", "new", "never")
+
+
+def table() -> dict[str, dict[str, str]]:
+    text = DOC.read_text("utf-8")
+    body = text.split("<!-- verdict-table -->")[1].split("<!-- /verdict-table -->")[0].strip().splitlines()
+    header = [cell.strip() for cell in body[0].strip("|").split("|")]
+    rows = [dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")), strict=True))
+            for line in body[2:]]
+    return {row["case"]: row for row in rows}
+
+
+ROWS = table()
+
+STEP = """\
+      - name: s
+        request: {{url: {url}}}
+        assertions:
+{assertions}"""
+
+
+def suite(assertions: str, url: str = "/ok", *, extra: str = "", flow_extra: str = "") -> str:
+    return (f"version: 1\nsuite: S\n{extra}flows:\n  - name: f\n{flow_extra}    steps:\n"
+            + STEP.format(url=url, assertions=assertions))
+
+
+OK = "          - {type: status_code, expected: 200}\n"
+RUBRIC = '          - {type: llm_rubric, rubric: "Says when the order arrives"}\n'
+SETUP_FAILS = ("setup:\n  - name: log in\n    request: {url: /down}\n"
+               "    assertions: [{type: status_code, expected: 200}]\n")
+
+# case -> (suite YAML, litmus.yaml judge settings or None for no judge config, extra `litmus run` args)
+CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
+    "deterministic-failure": (suite(OK, "/down"), None, ()),
+    "judged-failure": (suite(RUBRIC, "/answer"), {}, ()),
+    "needs-review": (suite(RUBRIC.replace("order", "parcel"), "/answer"), {}, ()),
+    "setup-failure": (suite(OK, extra=SETUP_FAILS), None, ()),
+    "all-flow-runs-skipped": (suite(OK, extra=SETUP_FAILS + "pass_threshold: 0\n"), None, ()),
+    "teardown-failure": (suite(OK, extra="teardown:\n  - name: clean\n    request: {url: /down}\n"
+                               "    assertions: [{type: status_code, expected: 200}]\n"), None, ()),
+    "teardown-error": (suite(OK, extra="teardown:\n  - name: clean\n    request: {url: /hangup}\n"), None, ()),
+    "budget-skipped-judge": (suite(RUBRIC, "/answer"), {"max_calls": 0}, ()),
+    "budget-skipped-similar": (suite('          - {type: similar, value: "Order 1042 arrives Monday"}\n', "/answer"),
+                               {"max_calls": 0, "embeddings": "{provider: openai, model: embed-small, "
+                                "base_url: JUDGE_URL, api_key_env: JUDGE_KEY}"}, ()),
+    "no-judge-configured": (suite(RUBRIC, "/answer"), None, ()),
+    "no-judge-flag": (suite(OK + RUBRIC, "/answer"), {}, ("--no-judge",)),
+    "critical": (suite("          - {type: status_code, expected: 201, critical: true}\n",
+                       extra="intent: The item can be read\n"), {}, ()),
+    "flaky-passing-by-threshold": (suite(OK, "/flaky", extra="pass_threshold: 60\n", flow_extra="    runs: 3\n"),
+                                   None, ("--concurrency", "1")),
+}
+
+
+def serve(target, fake_judge) -> None:
+    target.text("/ok", "fine")
+    target.text("/down", "broken", status=500)
+    target.text("/answer", "Your order 1042 arrives on Monday.")
+    target.fault("/hangup", "close_no_response")
+    count = itertools.count()
+    target.route("/flaky", lambda req: (500 if next(count) % 3 == 0 else 200, {"Content-Type": "text/plain"}, b"x"))
+    fake_judge.when("parcel", text="no verdict here")  # unparseable, no tier 2: needs review
+    fake_judge.when("order", score=10, reason="does not say when")
+
+
+def project(tmp_path: Path, case: str, judge_url: str) -> tuple[Path, tuple[str, ...]]:
+    text, judge, args = CASES[case]
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "s.yaml").write_text(text)
+    if judge is not None:
+        settings = {k: v.replace("JUDGE_URL", judge_url) if isinstance(v, str) else v for k, v in judge.items()}
+        write_judge_config(tmp_path, judge_url, **settings)
+    return tmp_path, args
+
+
+def levels(items, key) -> str:
+    found = [key(item) for item in items]
+    return f"{found.count('error')}/{found.count('warning')}"
+
+
+def outputs(out: Path) -> dict[str, str]:
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    sarif = json.loads((out / "litmus.sarif").read_text("utf-8"))["runs"][0]
+    junit = ET.parse(out / "junit.xml").getroot()
+    comment = (out / "comment.md").read_text("utf-8")
+    heading = next(line[3:] for line in comment.splitlines() if line.startswith("## "))
+    return {
+        "suite verdict": results["suites"][0]["verdict"] if results["suites"] else "—",
+        "SARIF": levels(sarif["results"], lambda r: r["level"]),
+        "findings": f"{sarif['properties']['litmus']['findings']}",
+        # The junit-10 XSD allows `skipped` on each <testsuite> only.
+        "JUnit": "/".join(str(sum(int(s.get(k, 0)) for s in junit.iter("testsuite")))
+                          for k in ("failures", "errors", "skipped")),
+        "comment heading": heading,
+    }
+
+
+@pytest.mark.parametrize("case", [c for c, row in ROWS.items() if row["via"] == "run"])
+def test_every_output_of_litmus_run_equals_the_table(case, tmp_path, target, fake_judge):
+    assert set(CASES) == {c for c, row in ROWS.items() if row["via"] == "run"}, "a row without a case, or back"
+    row = ROWS[case]
+    serve(target, fake_judge)
+    root, args = project(tmp_path, case, fake_judge.openai_base_url)
+    env = {"JUDGE_KEY": API_KEY}
+    for fail_on in FAIL_ON:
+        out = root / f"out-{fail_on}"
+        done = litmus(root, "run", "probes", "--base-url", target.base_url, "--fail-on", fail_on,
+                      "--out", str(out), *args, env=env)
+        expected_code = int(row[fail_on].split()[0])
+        assert done.returncode == expected_code, f"{case} --fail-on {fail_on}: {done.stdout}{done.stderr}"
+        got = outputs(out)
+        errors, warnings = (int(n) for n in row["findings"].split("/"))
+        assert got["findings"] == str(errors + warnings), case
+        for column in ("suite verdict", "SARIF", "JUnit", "comment heading"):
+            assert got[column] == row[column], f"{case} {column}: {got[column]!r} != {row[column]!r}"
+        summary = (out / "summary.md").read_text("utf-8") if (out / "summary.md").exists() else None
+        if summary is not None:
+            assert row["comment heading"] in summary, case
+        document = json.loads((out / "results.json").read_text("utf-8"))
+        assert document["verdict"] == ("passed" if row["suite verdict"] == "passed" else "failed"), case
+
+
+def test_the_table_has_every_case_of_the_brief():
+    assert set(ROWS) >= {"deterministic-failure", "judged-failure", "needs-review", "setup-failure",
+                         "teardown-failure", "teardown-error", "budget-skipped-judge", "budget-skipped-similar",
+                         "no-judge-flag", "critical", "flaky-passing-by-threshold", "all-flow-runs-skipped",
+                         "changed-only-no-suite", "changed-only-unknown-files", "untrusted-python-check"}
+    for row in ROWS.values():
+        assert all(re.fullmatch(r"[01] (success|failure|neutral|cancelled)", row[f]) for f in FAIL_ON), row
