@@ -304,8 +304,8 @@ def escaping_check(attacker_url: str, git_config: Path, env_file: Path, docker: 
                 client.sendall(b"GET /containers/json HTTP/1.0\\r\\n\\r\\n")
             attempt("docker", docker)
             def patch():
-                import litmus.run.runner as runner
-                runner.failed_by = lambda *args, **kwargs: False
+                import litmus.verdict as verdict
+                verdict.fails = lambda *args, **kwargs: False
             attempt("patch", patch)
             attempt("report", lambda: urllib.request.urlopen(urllib.request.Request(
                 {attacker_url!r}, data=json.dumps(got).encode())))
