@@ -3,12 +3,14 @@ on 127.0.0.1 and the fake judge), and every output compared with the row: result
 the findings, SARIF results and levels, JUnit counts, the comment's heading and the exit code under each
 `--fail-on`. The table is parsed from the doc, so the doc and the code cannot drift.
 
-Rows whose `via` is `action` need the action (trust, changed-only); running them, and checking the annotation
-and check-run columns, against the fake GitHub is not written yet.
+Every row also runs through the action (its entrypoint in process, a trusted checkout of the repository,
+the fake GitHub), under each `fail-on`: there the annotation and check-run columns are checked too, and
+the rows only the action can make (an untrusted python check, `changed-only`).
 """
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import re
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from litmus.commands.action import main as action_main
+from support.checkout import trusted_checkout
 from support.cli import litmus, write_judge_config
 from support.fake_judge import API_KEY
 
@@ -150,3 +154,74 @@ def test_the_table_has_every_case_of_the_brief():
                          "changed-only-no-suite", "changed-only-unknown-files", "untrusted-python-check"}
     for row in ROWS.values():
         assert all(re.fullmatch(r"[01] (success|failure|neutral|cancelled)", row[f]) for f in FAIL_ON), row
+
+
+# The rows only the action makes: case -> (suite YAML, files the PR changed, or None for an unreadable list).
+CHECK = "def status_is_delivered(response, context):\n    return True\n"
+ACTION_CASES: dict[str, tuple[str, list[str] | None]] = {
+    "untrusted-python-check": (suite("          - {type: python, function: checks/c.py:status_is_delivered}\n"),
+                               ["probes/checks/c.py"]),
+    "changed-only-no-suite": (suite(OK, "/down"), ["src/app.py"]),
+    "changed-only-unknown-files": (suite(OK, "/down"), None),
+}
+EVENT = Path(__file__).resolve().parents[1] / "github" / "events" / "pull_request.json"
+PR = json.loads(EVENT.read_text("utf-8"))["number"]
+# The check run's annotation levels, as the table counts them.
+ANNOTATION_LEVELS = {"failure": "error", "warning": "warning"}
+
+
+def action_project(tmp_path: Path, case: str, judge_url: str, fake_github) -> tuple[Path, dict[str, str]]:
+    """The workspace (a trusted checkout of the repository, unless the case makes it untrusted) and inputs."""
+    inputs = {"annotations": "all"}
+    if case in ACTION_CASES:
+        text, changed = ACTION_CASES[case]
+        (tmp_path / "probes" / "checks").mkdir(parents=True)
+        (tmp_path / "probes" / "s.yaml").write_text(text)
+        (tmp_path / "probes" / "checks" / "c.py").write_text(CHECK)
+        trusted_checkout(tmp_path, fake_github)
+        if case == "untrusted-python-check":  # the work tree differs from every branch: untrusted
+            (tmp_path / "probes" / "checks" / "c.py").write_text(CHECK + "# the pull request's own\n")
+        else:
+            inputs["changed-only"] = "true"
+        if changed is None:
+            fake_github.state.deny.add("pr-files")
+        else:
+            fake_github.state.pr_files[("acme/shop", PR)] = [{"filename": f, "status": "modified"} for f in changed]
+        return tmp_path, inputs
+    root, args = project(tmp_path, case, judge_url)
+    if "--no-judge" in args:
+        inputs["judge-provider"] = "none"
+    trusted_checkout(root, fake_github)
+    return root, inputs
+
+
+def run_the_action(root: Path, gh_url: str, inputs: dict[str, str]) -> int:
+    environ = {
+        "GITHUB_WORKSPACE": str(root), "GITHUB_EVENT_PATH": str(EVENT), "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": gh_url, "INPUT_GITHUB-TOKEN": "ghs_t",
+        "JUDGE_KEY": API_KEY, **{f"INPUT_{name.upper()}": value for name, value in inputs.items()},
+    }
+    return action_main(environ, io.StringIO())
+
+
+@pytest.mark.parametrize("case", list(ROWS))
+def test_every_output_of_the_action_equals_the_table(case, tmp_path, target, fake_judge, fake_github):
+    assert set(CASES) | set(ACTION_CASES) == set(ROWS), "a row without a case, or back"
+    row = ROWS[case]
+    serve(target, fake_judge)
+    root, inputs = action_project(tmp_path, case, fake_judge.openai_base_url, fake_github)
+    for fail_on in FAIL_ON:
+        out = f"out-{fail_on}"
+        code = run_the_action(root, fake_github.url, {**inputs, "base-url": target.base_url, "fail-on": fail_on,
+                                                      "output-dir": out})
+        expected_code, expected_conclusion = row[fail_on].split()
+        assert code == int(expected_code), f"{case} fail-on {fail_on}"
+        check = list(fake_github.state.check_runs.values())[-1]
+        assert check["conclusion"] == expected_conclusion, f"{case} fail-on {fail_on}"
+        annotations = levels(check["annotations"], lambda a: ANNOTATION_LEVELS[a["annotation_level"]])
+        assert annotations == row["annotations"], f"{case} annotations: {annotations} != {row['annotations']}"
+        got = outputs(root / out)
+        for column in ("suite verdict", "SARIF", "JUnit", "comment heading"):
+            assert got[column] == row[column], f"{case} {column}: {got[column]!r} != {row[column]!r}"
+        (comment,) = fake_github.state.comments[("acme/shop", PR)]
+        assert f"## {row['comment heading']}" in comment["body"], case
