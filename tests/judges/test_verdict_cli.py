@@ -12,18 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
 
+from support.cli import JUDGED_SUITE  # noqa: E402
 from support.fake_judge import API_KEY  # noqa: E402
-
-SUITE = """version: 1
-suite: Judged
-flows:
-  - name: ask
-    steps:
-      - name: one
-        request: {url: /answer}
-        assertions:
-          - {type: llm_rubric, rubric: "Is polite"}
-"""
 
 
 @pytest.mark.parametrize("reply", [
@@ -33,7 +23,7 @@ flows:
 def test_a_reply_that_is_not_one_verdict_does_not_pass(tmp_path, target, fake_judge, reply):
     target.json("/answer", {"reply": "Go away."})
     fake_judge.default.text = reply
-    write_suite(tmp_path, "judged.yaml", SUITE)
+    write_suite(tmp_path, "judged.yaml", JUDGED_SUITE)
     (tmp_path / "litmus.yaml").write_text(
         f"judge:\n  provider: openai\n  model: m\n  base_url: {fake_judge.openai_base_url}\n"
         "  api_key_env: JUDGE_KEY\n  cache: cache\n")
