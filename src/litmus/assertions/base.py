@@ -1,7 +1,8 @@
 """What an assertion type is: a spec the loader validates against, and an evaluator.
 
 An assertion type is one module exposing `SPEC: AssertionSpec` and
-`evaluate(assertion, ctx) -> AssertionOutcome`, plus one entry in `litmus.assertions.REGISTRY`.
+`evaluate(assertion, ctx) -> AssertionOutcome`, plus one entry in `litmus.assertions.REGISTRY`; a judged
+type that differs from the others only in data is one row of `litmus.assertions.judged`.
 Modules keep heavy imports inside functions: the loader imports every spec at start-up.
 """
 
