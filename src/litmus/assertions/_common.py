@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from litmus.deadline import Deadline
 from litmus.model import Assertion
 from litmus.results import AssertionOutcome, AssertionStatus, Mismatch
 
@@ -136,11 +137,9 @@ def regex(pattern: str):
 DEFAULT_REGEX_TIMEOUT_S = 30.0
 
 
-def search(pattern: str, text: str, deadline: float | None = None):
-    """`regex(pattern).search(text)`, stopped at `deadline` (time.perf_counter()): EvaluationTimeout then."""
-    import time
-
-    timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline - time.perf_counter(), 0.001)
+def search(pattern: str, text: str, deadline: Deadline | None = None):
+    """`regex(pattern).search(text)`, stopped at `deadline`: EvaluationTimeout then."""
+    timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline.remaining(), 0.001)
     try:
         return regex(pattern).search(text, timeout=timeout)
     except TimeoutError:

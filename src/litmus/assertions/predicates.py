@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litmus.assertions.base import FieldSpec
+from litmus.deadline import Deadline
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -76,8 +77,8 @@ class Predicate:
     # Values come as text (headers, cookies, variables, XPath node text): a numeric string is a
     # number for the comparisons, and `matches` reads a non-string as its JSON text.
     text_values: bool = False
-    # time.perf_counter() by which evaluation must end (bounds regex searches); None: unbounded.
-    deadline: float | None = None
+    # When evaluation must end (bounds regex searches); None: unbounded.
+    deadline: Deadline | None = None
 
     @property
     def expected(self) -> Any:
@@ -221,7 +222,7 @@ def given(params: dict[str, Any]) -> str | None:
 
 
 def build(params: dict[str, Any], render, *, text_values: bool = False,
-          deadline: float | None = None) -> Predicate:
+          deadline: Deadline | None = None) -> Predicate:
     """The assertion's predicate with its operand rendered and type-checked (PredicateError if wrong)."""
     key = given(params)
     raw = params[key]

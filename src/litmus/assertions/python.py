@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.deadline import Deadline
 from litmus.trust import FORK_CODE_INPUT
 
 SPEC = AssertionSpec(
@@ -45,7 +46,6 @@ MIN_CALL_S = 0.1
 
 
 def evaluate(assertion, ctx):
-    import time
 
     from litmus.assertions._common import errored
     from litmus.assertions.python_worker import WorkerGone
@@ -66,8 +66,7 @@ def evaluate(assertion, ctx):
         source = files.read_bytes(path, MAX_FILE_BYTES, shown=file, what="python check files")
     except (files.FileRefused, OSError) as exc:
         return errored(assertion, f"{file}: cannot load {name}: {type(exc).__name__}: {exc}", file)
-    now = time.perf_counter()
-    deadline = now + DEFAULT_TIMEOUT_S if ctx.deadline is None else max(ctx.deadline, now + MIN_CALL_S)
+    deadline = Deadline.after(DEFAULT_TIMEOUT_S) if ctx.deadline is None else ctx.deadline.at_least(MIN_CALL_S)
     response = ctx.response
     scenario = None if ctx.scenario is None else {
         "id": ctx.scenario.id, "data": ctx.scenario.data, "reference_response": ctx.scenario.reference_response}

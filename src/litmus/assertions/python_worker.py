@@ -27,9 +27,12 @@ import json
 import math
 import os
 import sys
-import time
 import traceback
 import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litmus.deadline import Deadline
 
 # The worker's first answer comes within this, whatever the step's deadline (start-up is not the check's).
 STARTUP_TIMEOUT_S = 30.0
@@ -65,12 +68,12 @@ class PythonWorker:
         self._calls = 0
         self._closed = False
 
-    def call(self, request: dict, source: bytes, deadline: float) -> dict:
-        """The worker's answer to one check call (see `_answer`), or WorkerGone. `deadline` is a
-        time.perf_counter() value; waiting for another check's call counts against it."""
+    def call(self, request: dict, source: bytes, deadline: Deadline) -> dict:
+        """The worker's answer to one check call (see `_answer`), or WorkerGone; waiting for another
+        check's call counts against `deadline`."""
         import hashlib
 
-        if not self._lock.acquire(timeout=max(deadline - time.perf_counter(), 0)):
+        if not self._lock.acquire(timeout=max(deadline.remaining(), 0)):
             raise WorkerGone("waited for the worker until the step's deadline (another python check held it)")
         try:
             if self._closed:
@@ -82,7 +85,7 @@ class PythonWorker:
             message = {**request, "id": self._calls, "key": list(key),
                        "source": None if key in self._loaded else source.decode("latin-1")}
             self._send(json.dumps(message, default=str, separators=(",", ":")).encode() + b"\n")
-            overran = f"did not return within the step's deadline ({(deadline - time.perf_counter()) * 1000:.0f} ms)"
+            overran = f"did not return within the step's deadline ({deadline.remaining() * 1000:.0f} ms)"
             answer = self._receive(self._calls, deadline, overran)
             if answer["kind"] not in ("unloadable", "load_raised"):
                 self._loaded.add(key)
@@ -117,7 +120,9 @@ class PythonWorker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self._home,
             env=environment, close_fds=True, start_new_session=True)
         self._buffer = b""
-        self._receive(0, time.perf_counter() + STARTUP_TIMEOUT_S, "was not run: its worker process did not start")
+        from litmus.deadline import Deadline  # lazy: this file is also the worker's program (stdlib only)
+
+        self._receive(0, Deadline.after(STARTUP_TIMEOUT_S), "was not run: its worker process did not start")
 
     def _send(self, line: bytes) -> None:
         try:
@@ -126,7 +131,7 @@ class PythonWorker:
         except (BrokenPipeError, OSError):
             raise WorkerGone(self._ended()) from None
 
-    def _receive(self, call_id: int, deadline: float, overran: str) -> dict:
+    def _receive(self, call_id: int, deadline: Deadline, overran: str) -> dict:
         """The answer line to call `call_id`; lines with another id (written by a check itself) are skipped."""
         import select
 
@@ -136,7 +141,7 @@ class PythonWorker:
             if end < 0:
                 if len(self._buffer) > MAX_ANSWER_BYTES:
                     raise WorkerGone(f"wrote an answer of over {MAX_ANSWER_BYTES} bytes to the worker's pipe")
-                remaining = deadline - time.perf_counter()
+                remaining = deadline.remaining()
                 if remaining <= 0 or not select.select([stdout], [], [], remaining)[0]:
                     raise WorkerGone(overran)
                 chunk = os.read(stdout, 1 << 16)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
+from litmus.deadline import Deadline
 from litmus.model import Extraction
 from litmus.run.redact import SENSITIVE_HEADERS, SHORT_SECRET, Redactor
 from litmus.run.response import BodyNotJSON, Response
@@ -20,7 +21,7 @@ class NotExtracted(Exception):
 
 
 def extract(extraction: Extraction, response: Response, redactor: Redactor,
-            deadline: float | None = None) -> Any:
+            deadline: Deadline | None = None) -> Any:
     """The extracted value. A JSONPath matching several nodes gives the list of their values."""
     kind = extraction.kind
     if kind == "status":

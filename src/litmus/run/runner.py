@@ -14,7 +14,6 @@ import hashlib
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Literal
 
 from litmus import __version__
 from litmus.assertions.python_worker import PythonWorker
+from litmus.deadline import Deadline
 from litmus.identity import stamp
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
@@ -238,8 +238,8 @@ def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, en
                 done += 1
                 emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
             if options.stop.is_set():
-                deadline = deadline or time.monotonic() + grace
-                if options.abort.is_set() or time.monotonic() >= deadline:
+                deadline = deadline or Deadline.after(grace)
+                if options.abort.is_set() or deadline.expired:
                     break
         else:
             for future in running:
