@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from litmus.text import clip
 from litmus.trust import Trust
 
 # Anything between {{ and }} is a template; whether its content is a valid expression is checked
@@ -232,7 +233,7 @@ def _length(value: Any) -> int:
 
 def _short(value: Any) -> str:
     text = _text(value)
-    return repr(text if len(text) <= 40 else text[:40] + "…")
+    return repr(clip(text, 40))
 
 
 def _same(n: int) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 from litmus.deadline import Deadline
 from litmus.model import Assertion
 from litmus.results import AssertionOutcome, AssertionStatus, Mismatch
+from litmus.text import MARK, clip
 
 # A mismatch's `actual` may be a whole response object: past this many characters of JSON it is
 # recorded as a cut string instead, so results stay small.
@@ -84,7 +85,7 @@ def show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 1] + "…"
+    return clip(text, _SHOW_LIMIT)
 
 
 def describe(value: Any) -> str:
@@ -103,7 +104,7 @@ def bounded(value: Any) -> Any:
     if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > VALUE_LIMIT):
         text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
         if len(text) > VALUE_LIMIT:
-            return text[:VALUE_LIMIT] + f"… ({len(text)} characters)"
+            return text[:VALUE_LIMIT] + f"{MARK} ({len(text)} characters)"
     return value
 
 
@@ -168,8 +169,8 @@ def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
     if negate:
         start, end = max(0, at - 40), at + len(value) + 40
         # The window's cuts are marked: redaction masks a secret's fragment left at a marked cut.
-        context = ("…" if start else "") + reading.text[start:end] + ("…" if end < len(reading.text) else "")
+        context = (MARK if start else "") + reading.text[start:end] + (MARK if end < len(reading.text) else "")
         reason = f"body contains {show(value)} at character {at}{note}: {show(context)}"
         return failed(assertion, [mismatch("$", f"no {show(value)}", context, reason)])
-    head = text[:200] + ("…" if len(text) > 200 else "")
+    head = text[:200] + (MARK if len(text) > 200 else "")
     return failed(assertion, [mismatch("$", value, head, f"body does not contain {show(value)}")])

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litmus.text import clip
+
 _TRUE = ("true", "True", "TRUE")
 _FALSE = ("false", "False", "FALSE")
 
@@ -223,4 +225,4 @@ def pull_request_from_payload(payload: dict[str, Any], repository: str) -> PullR
 def _shorten(text: str, limit: int = 200) -> str:
     """jsonschema quotes the offending value, which an event can make megabytes long."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    return clip(flat, limit)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
 from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
+from litmus.text import MARK
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -77,7 +78,7 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
         where, value = matches[0] if len(matches) == 1 else (select, [v for _, v in matches])
         text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
     if len(text) > MAX_JUDGED_CHARS:
-        text = text[:MAX_JUDGED_CHARS] + f"\n[… {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
+        text = text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
     return text, where
 
 

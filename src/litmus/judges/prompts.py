@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from litmus.text import clip
+
 PROMPT_VERSION = "litmus-judge-1"
 
 SYSTEM = """\
@@ -164,4 +166,4 @@ def content_nonce(blocks: list[Block]) -> str:
 
 def _one_line(text: str, limit: int = 120) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line, limit)

@@ -49,6 +49,7 @@ from litmus.load.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
 from litmus.run.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
+from litmus.text import clip
 from litmus.trust import origin
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -600,7 +601,7 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 def _short(exc: BaseException, limit: int = 200) -> str:
     text = f"{exc}" or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip(text, limit)
 
 
 def _encoding(content_type: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from litmus.model import Stream
 from litmus.run.response import Response
+from litmus.text import clip
 
 # How each format marks its end, in messages.
 END_MARKERS = {"openai": "data: [DONE]", "anthropic": "the message_stop event"}
@@ -384,4 +385,4 @@ def _strings(path: str, data: Any) -> list[str]:
 
 def _excerpt(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return repr(text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…")
+    return repr(clip(text, _EXCERPT))
