@@ -17,8 +17,8 @@ from litmus.trust import Trust
 
 if TYPE_CHECKING:
     from litmus.model import Assertion, Scenario, Suite
+    from litmus.response import Response
     from litmus.results import AssertionOutcome
-    from litmus.run.response import Response
 
 Family = Literal["deterministic", "qualitative", "scenario"]
 

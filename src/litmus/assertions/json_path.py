@@ -18,7 +18,7 @@ SPEC = AssertionSpec(
 def evaluate(assertion, ctx):
     from litmus.assertions._common import errored
     from litmus.assertions._jsonpaths import EvaluationBound, find
-    from litmus.run.response import BodyNotJSON
+    from litmus.response import BodyNotJSON
 
     expression = assertion.params["path"]
     try:

@@ -1,9 +1,10 @@
 """The judged types that differ only in data: one row each, one evaluator for all.
 
-Each row is the type's spec; a judge decides every one of them (`litmus.judges.assertion`). Adding
-such a type = one row here; a type with logic of its own (`similar`) keeps its own module.
+Each row is the type's spec; the run's judge service (`ctx.judge`, litmus.judges) decides every one of
+them. Adding such a type = one row here; a type with logic of its own (`similar`) keeps its own module.
 """
 
+from litmus.assertions._common import outcome
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 _ROWS = (
@@ -62,6 +63,10 @@ SPECS: dict[str, AssertionSpec] = {row.type: row for row in _ROWS}
 
 
 def evaluate(assertion, ctx):
-    from litmus.judges.assertion import evaluate_with_judge
-
-    return evaluate_with_judge(assertion, ctx)
+    if ctx.judge is None:
+        skipped = outcome(assertion, "skipped", "no judge configured")
+        skipped.judge_skip = "no_judge"
+        return skipped
+    if SPECS[assertion.type].family == "scenario" and ctx.scenario is None:
+        return outcome(assertion, "skipped", "no scenario: this flow run has no scenario to judge against")
+    return ctx.judge.evaluate_assertion(assertion, ctx)

@@ -3,7 +3,7 @@
 `function: checks/orders.py:total_matches` names a file relative to the suite file (inside the
 repository) and a top-level function in it. The loader checks that the file defines the function by
 parsing it, without running it. At run time the file is read through the one file rule
-(`litmus.load.files`) and run in the run's confined worker process (`litmus.assertions.python_worker`),
+(`litmus.files`) and run in the run's confined worker process (`litmus.assertions.python_worker`),
 never in Litmus's own. The function is called as `name(response, context, **args)` and returns:
 
 - `True` or `None`: passed;
@@ -47,10 +47,10 @@ MIN_CALL_S = 0.1
 
 def evaluate(assertion, ctx):
 
+    from litmus import files
     from litmus.assertions._common import errored
     from litmus.assertions.python_worker import WorkerGone
-    from litmus.load import files
-    from litmus.load.source import MAX_FILE_BYTES
+    from litmus.files import MAX_FILE_BYTES
 
     relative, name = split(assertion.params["function"])
     file = _display(ctx.suite, relative)

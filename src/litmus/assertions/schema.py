@@ -19,7 +19,7 @@ def evaluate(assertion, ctx):
 
     from litmus.assertions._common import errored, failed, mismatch, passed
     from litmus.assertions._jsonpaths import format_path
-    from litmus.run.response import BodyNotJSON
+    from litmus.response import BodyNotJSON
 
     try:
         document = ctx.response.json()

@@ -1,8 +1,6 @@
-"""The one implementation behind the nine LLM-based assertion types.
-
-Each type module's `evaluate` calls `evaluate_with_judge`: choose the judged text (`select`, else
-the body), render and redact the type's fields, build the type's prompt, let the judge service
-decide (cache, escalation, budget), and turn the decision into an `AssertionOutcome`.
+"""The judge's side of the judged assertion types (litmus.assertions.judged, whose `evaluate` hands
+each to the judge service): choose the judged text (`select`, else the body), render and redact the
+type's fields, build the type's prompt, and turn the service's decision into an `AssertionOutcome`.
 """
 
 from __future__ import annotations
@@ -26,14 +24,6 @@ DEFAULT_THRESHOLD = 75.0
 
 class NotJudgeable(Exception):
     """The assertion cannot be put to a judge (bad select, missing scenario field); an `error` outcome."""
-
-
-def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
-    if ctx.judge is None:
-        return outcome(assertion, "skipped", "no judge configured", judge_skip="no_judge")
-    if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
-        return outcome(assertion, "skipped", "no scenario: this flow run has no scenario to judge against")
-    return ctx.judge.evaluate_assertion(assertion, ctx)
 
 
 def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
@@ -67,7 +57,7 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
         text = ctx.response.text
     else:
         from litmus.assertions._jsonpaths import find
-        from litmus.run.response import BodyNotJSON
+        from litmus.response import BodyNotJSON
 
         try:
             matches = find(select, ctx.response.json())

@@ -14,8 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from litmus.response import without_lone_surrogates
 from litmus.results import Mismatch
-from litmus.run.response import without_lone_surrogates
 from litmus.text import clip
 
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)

@@ -19,11 +19,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from litmus import files
 from litmus.errors import Diagnostic, Position, ProbeError
-from litmus.load import files
+from litmus.files import MAX_FILE_BYTES
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.known_valid import known_valid
-from litmus.load.source import MAX_FILE_BYTES, SourceError, read_yaml
+from litmus.load.source import SourceError, read_yaml
 from litmus.model import Suite
 from litmus.trust import Trust
 
@@ -52,7 +53,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
     ones skipped), sorted.
 
     A path given explicitly as a file is returned whatever its suffix. Only names are listed here:
-    every file is resolved (`litmus.load.files`) before it is read. Raises ProbeError for paths
+    every file is resolved (`litmus.files`) before it is read. Raises ProbeError for paths
     that do not exist.
     """
     found: list[Path] = []

@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from litmus import files
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
-from litmus.load import checks, files
+from litmus.files import MAX_FILE_BYTES
+from litmus.load import checks
 from litmus.load.diagnostics import Collector, Span, did_you_mean
 from litmus.load.fields import Fields, describe
-from litmus.load.source import MAX_DEPTH, MAX_FILE_BYTES, Item, SourceError, parse_yaml
+from litmus.load.source import MAX_DEPTH, Item, SourceError, parse_yaml
 from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
     MISSING,
@@ -287,7 +289,7 @@ class SuiteBuilder:
         return None if data is MISSING else data
 
     def referenced_file(self, item: Item, relative: str) -> Path | None:
-        """The real path of the file `relative` names, by the one rule (`litmus.load.files`), recorded in
+        """The real path of the file `relative` names, by the one rule (`litmus.files`), recorded in
         `referenced_files`; a file it refuses is an error at `item`, the field that named it."""
         try:
             path = files.resolve(relative, self.abs_path.parent, self.root)

@@ -12,8 +12,8 @@ from typing import Any
 
 from litmus.deadline import Deadline
 from litmus.model import Extraction
+from litmus.response import BodyNotJSON, Response
 from litmus.run.redact import SENSITIVE_HEADERS, SHORT_SECRET, Redactor
-from litmus.run.response import BodyNotJSON, Response
 
 
 class NotExtracted(Exception):

@@ -24,6 +24,7 @@ from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
+from litmus.response import Response
 from litmus.results import (
     NOT_PASSED,
     AssertionOutcome,
@@ -39,7 +40,6 @@ from litmus.results import (
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
-from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
 from litmus.trust import Trust

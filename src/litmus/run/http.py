@@ -45,9 +45,9 @@ from urllib3.util.retry import Retry
 
 from litmus import net
 from litmus.deadline import Deadline
-from litmus.load.files import MAX_REQUEST_FILE_BYTES, open_file
+from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
-from litmus.run.response import Redirect, Response
+from litmus.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
 from litmus.text import clip
 from litmus.trust import origin

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litmus.model import Stream
-from litmus.run.response import Response
+from litmus.response import Response
 from litmus.text import clip
 
 # How each format marks its end, in messages.
