@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
+from litmus.github.workflow import WorkflowCommands
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
@@ -75,7 +76,6 @@ class Console:
         if self.verbosity >= 0:
             for title, body in self.failures(result):
                 if self.github:  # one foldable group per suite in the job log
-                    from litmus.github.workflow import WorkflowCommands
 
                     commands = WorkflowCommands(self.out)
                     with commands.group(title):

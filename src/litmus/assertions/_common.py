@@ -129,7 +129,7 @@ class EvaluationTimeout(Exception):
 def regex(pattern: str):
     """`pattern` compiled with the `regex` module: Python's `re` syntax, plus a timeout on each search,
     so a catastrophically backtracking pattern ends as an error instead of hanging the run."""
-    import regex as engine
+    import regex as engine  # lazy: regex: ~30 ms, only for a suite that uses a regex
 
     return engine.compile(pattern)
 

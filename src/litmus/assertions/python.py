@@ -21,10 +21,15 @@ fails whatever the Intent Evaluation says: a check that never ran cannot pass.
 
 from __future__ import annotations
 
+import ast
+import posixpath
 from collections.abc import Mapping
 
+from litmus import files
+from litmus.assertions._common import errored, failed, mismatch, outcome, passed
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.deadline import Deadline
+from litmus.files import MAX_FILE_BYTES
 from litmus.trust import FORK_CODE_INPUT
 
 SPEC = AssertionSpec(
@@ -47,10 +52,10 @@ MIN_CALL_S = 0.1
 
 def evaluate(assertion, ctx):
 
-    from litmus import files
-    from litmus.assertions._common import errored
-    from litmus.assertions.python_worker import WorkerGone
-    from litmus.files import MAX_FILE_BYTES
+
+    from litmus.assertions.python_worker import (
+        WorkerGone,  # lazy: the loader imports every spec; the worker handle costs 7 ms
+    )
 
     relative, name = split(assertion.params["function"])
     file = _display(ctx.suite, relative)
@@ -102,8 +107,6 @@ def evaluate(assertion, ctx):
 
 def _outcome(assertion, result, where: str, name: str):
     """The outcome of a plain JSON value of the contract's shapes: True, None, False, a string or a list."""
-    from litmus.assertions._common import errored, failed, mismatch, outcome, passed
-
     if result is True or result is None:
         return passed(assertion, f"{where} {name}() passed")
     if result is False:
@@ -132,13 +135,9 @@ def split(reference: str) -> tuple[str, str]:
 
 def defined_functions(source: str, filename: str) -> dict[str, int]:
     """Top-level function name -> line, read with `ast` (nothing in the file runs)."""
-    import ast
-
     tree = ast.parse(source, filename)
     return {node.name: node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def _display(suite, relative: str) -> str:
-    import posixpath
-
     return posixpath.normpath(posixpath.join(posixpath.dirname(suite.file), relative))

@@ -23,9 +23,12 @@ standard library's, so the worker needs nothing from Litmus.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
+import pwd
+import struct
 import sys
 import traceback
 import types
@@ -53,9 +56,9 @@ class PythonWorker:
     """One run's worker process: started on the first `call`, reused, killed on `close`."""
 
     def __init__(self, environ, env_allow=()) -> None:
-        import threading
+        import threading  # lazy: the worker's program imports this file; its start-up counts against a check
 
-        from litmus.trust import never_resolves
+        from litmus.trust import never_resolves  # lazy: this file is also the worker's program (stdlib only)
 
         names = [*ENVIRONMENT_ALLOWLIST, *(n for n in sorted(env_allow) if not never_resolves(n))]
         self._environment = {name: environ[name] for name in names if name in environ}
@@ -71,7 +74,7 @@ class PythonWorker:
     def call(self, request: dict, source: bytes, deadline: Deadline) -> dict:
         """The worker's answer to one check call (see `_answer`), or WorkerGone; waiting for another
         check's call counts against `deadline`."""
-        import hashlib
+        import hashlib  # lazy: the worker's program imports this file; its start-up counts against a check
 
         if not self._lock.acquire(timeout=max(deadline.remaining(), 0)):
             raise WorkerGone("waited for the worker until the step's deadline (another python check held it)")
@@ -98,7 +101,7 @@ class PythonWorker:
 
     def close(self) -> None:
         """Kill the worker and remove its temp dir; a call in progress ends as WorkerGone."""
-        import shutil
+        import shutil  # lazy: the worker's program imports this file; its start-up counts against a check
 
         self._closed = True
         self._stop()
@@ -107,8 +110,8 @@ class PythonWorker:
             self._home = None
 
     def _start(self) -> None:
-        import subprocess
-        import tempfile
+        import subprocess  # lazy: the worker's program imports this file; its start-up counts against a check
+        import tempfile  # lazy: the worker's program imports this file; its start-up counts against a check
 
         if self._home is None:
             self._home = tempfile.mkdtemp(prefix="litmus-python-")
@@ -133,7 +136,7 @@ class PythonWorker:
 
     def _receive(self, call_id: int, deadline: Deadline, overran: str) -> dict:
         """The answer line to call `call_id`; lines with another id (written by a check itself) are skipped."""
-        import select
+        import select  # lazy: the worker's program imports this file; its start-up counts against a check
 
         stdout = self._process.stdout.fileno()
         while True:
@@ -166,8 +169,8 @@ class PythonWorker:
 
     def _stop(self) -> None:
         """Kill the worker's whole session (a check may have started processes of its own)."""
-        import signal
-        import subprocess
+        import signal  # lazy: the worker's program imports this file; its start-up counts against a check
+        import subprocess  # lazy: the worker's program imports this file; its start-up counts against a check
 
         process, self._process = self._process, None
         self._loaded = set()
@@ -190,8 +193,6 @@ class PythonWorker:
 
 def unprivileged_ids() -> tuple[int, int]:
     """The uid and gid a root Litmus runs checks as: `nobody`'s, else the overflow id."""
-    import pwd
-
     try:
         entry = pwd.getpwnam("nobody")
     except KeyError:
@@ -327,8 +328,6 @@ def _confine(uid: int, gid: int, home: str) -> None:
     the filesystem with Landlock where the kernel has it. Directories of sys.path that `uid` cannot reach
     (an interpreter under /root, as pyenv installs it) stay importable through a directory descriptor
     opened before the drop."""
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     readable = [p for p in dict.fromkeys([*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix,
                                           "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc"])
@@ -358,9 +357,6 @@ def _confine(uid: int, gid: int, home: str) -> None:
 def _landlock(libc, readable: dict[str, int], home: str) -> None:
     """Reads beneath `readable` only, writes beneath `home` only, no signals out: a no-op without Landlock.
     (Syscalls 444-446 on every architecture; rights and sizes as in linux/landlock.h.)"""
-    import ctypes
-    import struct
-
     abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # LANDLOCK_CREATE_RULESET_VERSION
     if abi < 1:
         return

@@ -32,6 +32,7 @@ Try it locally, as the container would be run (`env`, since a shell cannot assig
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import math
 import os
 import re
@@ -41,15 +42,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TextIO
+from urllib.parse import urlsplit
 
+from litmus.compare import headline
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
+from litmus.github.artifacts import fetch_baseline, workflow_path, workflow_run_provenance
 from litmus.github.changes import (
     MAX_PR_FILES,
     changed_checks,
     git_changed_files,
     pull_request_files,
+    pull_request_of_commit,
     suites_touched,
 )
+from litmus.github.checks import publish_check_run
+from litmus.github.comment import token_login, upsert_comment
 from litmus.github.context import (
     GitHubContext,
     InputError,
@@ -60,10 +67,17 @@ from litmus.github.context import (
 )
 from litmus.github.envfiles import append_summary, write_outputs
 from litmus.github.findings import Annotation, annotations, cap_per_level, select
+from litmus.github.trust_decision import decide_trust
+from litmus.github.wait import NotReady, wait_until_ready
 from litmus.github.workflow import WorkflowCommands
-from litmus.results import OutputError, RunResult, check_output_dir
+from litmus.load.run_vars import assignment_lines
+from litmus.merge import MergeError, merge
+from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
+from litmus.pipeline import write_outputs as write_reports
+from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.run.runner import RunOptions, failed_by
 from litmus.run.signals import StopOnSignals, exit_abandoning
-from litmus.trust import Trust
+from litmus.trust import FORK_CODE_INPUT, Trust, origin
 
 FAIL_ON = ("suite", "assertion", "new", "never")
 BASELINE = ("", "artifact")
@@ -152,8 +166,6 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _origins(text: str) -> tuple[str, ...]:
-    from litmus.trust import origin
-
     found = []
     for given in _names(text):
         normal = origin(given)
@@ -164,8 +176,6 @@ def _origins(text: str) -> tuple[str, ...]:
 
 
 def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
-    from litmus.load.run_vars import assignment_lines
-
     try:
         return tuple(assignment_lines(text))
     except ValueError as exc:
@@ -261,7 +271,6 @@ class _Action:
             self._annotate_in_log(selected, paths)
         comment_url = None if self.abort.is_set() else self._publish_comment(paths)
         self._write_outputs(result, paths, comment_url, check_url)
-        from litmus.run.runner import failed_by
 
         if not result.suites and not result.run.interrupted:
             # Neither a pass (results.json says failed, the check run is neutral) nor the PR's failure.
@@ -274,9 +283,6 @@ class _Action:
 
     def _decide_trust(self) -> Trust:
         """The run's one trust decision, for the commit checked out in the workspace, logged with its reason."""
-        from litmus.github.trust_decision import decide_trust
-        from litmus.trust import origin
-
         inputs = self.inputs
         trusted, reason = decide_trust(self.ctx, self.client, self.workspace, inputs.probes)
         self.deployment_url = self._deployment_url(trusted or inputs.allow_fork_code)
@@ -291,8 +297,6 @@ class _Action:
 
     def _log_trust(self) -> None:
         """The decision and its reason, once; after the run's secrets are masked, like everything printed."""
-        from litmus.trust import FORK_CODE_INPUT
-
         trust = self.trust
         if trust.trusted:
             self.out.log(f"Litmus: {trust.reason}")
@@ -307,9 +311,6 @@ class _Action:
     def _deployment_url(self, trusted: bool) -> str | None:
         """The deployment_status event's URL, when the run uses it (no `base-url` input): data a fork's pull
         request may have shaped, so its host must match `deployment-hosts`; unset, only trusted runs use it."""
-        import fnmatch
-        from urllib.parse import urlsplit
-
         url = None if self.inputs.base_url else self.ctx.deployment_url()
         if not url:
             return None
@@ -326,8 +327,6 @@ class _Action:
 
     def _deployed_pull_request(self) -> PullRequest | None:
         """On deployment_status: the open PR whose head is the deployed commit, asked of the REST API."""
-        from litmus.github.changes import pull_request_of_commit
-
         sha = self.ctx.deployed_sha()
         if not (sha and self.client):
             return None
@@ -366,9 +365,6 @@ class _Action:
         return self._changed
 
     def _run_suites(self) -> tuple[RunResult, dict[str, Path]] | None:
-        from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
-        from litmus.run.runner import RunOptions
-
         inputs = self.inputs
         environ = self.environ
         if inputs.judge_api_key:
@@ -411,9 +407,6 @@ class _Action:
 
     def _baseline_artifact(self):
         """The base branch's last results (`baseline: artifact`), or None with a notice saying why."""
-        from litmus.github.artifacts import fetch_baseline, workflow_path
-        from litmus.pipeline import Baseline
-
         if self.pr is None:
             self.out.log("Litmus: baseline: artifact applies to pull requests; this run has none to compare")
             return None
@@ -453,8 +446,6 @@ class _Action:
         return touched
 
     def _wait(self, base_url: str | None) -> None:
-        from litmus.github.wait import NotReady, wait_until_ready
-
         target = self.inputs.wait_for
         if not target.startswith(("http://", "https://")):
             if not base_url:
@@ -475,10 +466,6 @@ class _Action:
                      f"{event.suite.name} › {flow_run.flow}{where}")
 
     def _merge_shards(self) -> tuple[RunResult, dict[str, Path]]:
-        from litmus.merge import MergeError, merge
-        from litmus.pipeline import write_outputs
-        from litmus.results import ResultsError, load_results
-
         files: list[Path] = []
         for given in self.inputs.merge:
             path = self.workspace / given
@@ -496,7 +483,7 @@ class _Action:
         self._check_results_provenance(merged)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
-        paths, problems = write_outputs(merged, self.workspace / self.inputs.output_dir, links=links)
+        paths, problems = write_reports(merged, self.workspace / self.inputs.output_dir, links=links)
         self._after_writing(paths, problems)
         return merged, paths
 
@@ -504,8 +491,6 @@ class _Action:
         """On `workflow_run`, the results to merge were made by the triggering run, which a fork's pull request
         can make with its own workflow: unless that run is the repository's own, its verdict is reported but
         vouched for by nobody, so the check run is neutral and every report says why."""
-        from litmus.github.artifacts import workflow_run_provenance
-
         if self.ctx.event_name != "workflow_run":
             return
         proven, why = workflow_run_provenance(self.ctx.event)
@@ -578,8 +563,6 @@ class _Action:
         self.out.echo_untrusted(str(exc))
 
     def _publish_check_run(self, result: RunResult, paths: dict[str, Path], selected: list[Annotation]) -> str | None:
-        from litmus.github.checks import publish_check_run
-
         sha = self.ctx.head_sha()
         if not (self.inputs.check_run and self.client and sha):
             return None
@@ -588,8 +571,6 @@ class _Action:
                  else f"{len(result.suites)} suite(s) passed")
         conclusion = self._conclusion(result)
         if result.baseline is not None:
-            from litmus.compare import headline
-
             title = headline(result.baseline)
         if result.run.interrupted:
             title, conclusion = f"interrupted: {title} so far", "cancelled"
@@ -613,8 +594,6 @@ class _Action:
         """The check run's conclusion: the verdict, except under `fail-on: new`, where only what this PR made
         worse fails (the check then agrees with the step's exit status)."""
         if self.inputs.fail_on == "new":
-            from litmus.run.runner import failed_by
-
             return "failure" if failed_by(result, "new") else "success"
         return "success" if result.verdict == "passed" else "failure"
 
@@ -628,8 +607,6 @@ class _Action:
                             f"per step): see {self._relative(paths['sarif'])} and the PR comment or job summary")
 
     def _publish_comment(self, paths: dict[str, Path]) -> str | None:
-        from litmus.github.comment import token_login, upsert_comment
-
         if not (self.inputs.comment and self.pr and self.client):
             return None
         try:

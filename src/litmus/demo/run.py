@@ -13,8 +13,13 @@ from pathlib import Path
 from typing import TextIO
 
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
+from litmus.console import Console
 from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
-from litmus.run.runner import FailOn, RunOptions
+from litmus.errors import ProbeError, render_diagnostics
+from litmus.judges import JudgeService
+from litmus.load import load_suites, repo_root
+from litmus.pipeline import ConsoleChannel, RunRequest, execute
+from litmus.run.runner import FailOn, RunOptions, failed_by
 from litmus.trust import Trust
 
 # The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
@@ -54,13 +59,6 @@ def has_cassettes(probes: Path) -> bool:
 
 def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str], stdout: TextIO,
              stderr: TextIO) -> int:
-    from litmus.console import Console
-    from litmus.errors import ProbeError, render_diagnostics
-    from litmus.judges import JudgeService
-    from litmus.load import load_suites, repo_root
-    from litmus.pipeline import ConsoleChannel, RunRequest, execute
-    from litmus.run.runner import failed_by
-
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
     try:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from litmus.assertions._jsonpaths import find
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
+from litmus.response import BodyNotJSON
 from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
 from litmus.text import MARK
 
@@ -56,9 +58,6 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
     if select is None:
         text = ctx.response.text
     else:
-        from litmus.assertions._jsonpaths import find
-        from litmus.response import BodyNotJSON
-
         try:
             matches = find(select, ctx.response.json())
         except BodyNotJSON as exc:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from litmus.assertions._jsonpaths import format_path
+from litmus.compare import headline
 from litmus.report import findings as fd
 from litmus.report import plots
 from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
@@ -274,7 +275,6 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
     summary = result.baseline
     if summary is None:
         return Markup("")
-    from litmus.compare import headline
 
     def entry(finding: fd.Finding) -> Markup:
         return tag("li", link(finding.where, f"#f-{finding.fingerprint}"), ": ",

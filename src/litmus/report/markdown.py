@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from litmus.compare import headline
 from litmus.report import findings as fd
 from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
@@ -173,8 +174,6 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
         facts.append(f"shard {result.run.shard}")
     lines = [" · ".join(facts)]
     if result.baseline is not None:
-        from litmus.compare import headline
-
         lines.append(f"**Compared with the base branch** ({code(clip(result.baseline.source, 120))}): "
                      f"{headline(result.baseline)}.")
     if result.run.interrupted:

@@ -505,7 +505,7 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
 
 
 def _multipart(parts, opened: list[Any]):
-    from requests_toolbelt.multipart.encoder import MultipartEncoder
+    from requests_toolbelt.multipart.encoder import MultipartEncoder  # lazy: ~130 ms, only for a multipart request
 
     fields = []
     for name, part in parts:

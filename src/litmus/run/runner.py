@@ -13,6 +13,7 @@ import functools
 import hashlib
 import os
 import queue
+import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from typing import Any, Literal
 
 from litmus import __version__
 from litmus.assertions.python_worker import PythonWorker
+from litmus.compare import has_new
 from litmus.deadline import Deadline
 from litmus.identity import stamp
 from litmus.load.data_rows import scenarios as scenarios_of
@@ -290,8 +292,6 @@ def failed_by(result: RunResult, fail_on: FailOn) -> bool:
     if fail_on == "suite":
         return result.verdict == "failed"
     if fail_on == "new":
-        from litmus.compare import has_new
-
         return result.run.interrupted or has_new(result)
     return result.run.interrupted or any(
         step.status == "error" or any(o.status in NOT_PASSED or o.judge_skip in UNEVALUATED_REASONS
@@ -383,8 +383,6 @@ def _run_info(options: RunOptions, started_at: str, environ: Mapping[str, str]) 
 
 
 def _git_head() -> str | None:
-    import subprocess
-
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):

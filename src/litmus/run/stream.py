@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from litmus.assertions._jsonpaths import find
 from litmus.model import Stream
 from litmus.response import Response
 from litmus.text import clip
@@ -374,8 +375,6 @@ def _is_path(done: str | None) -> bool:
 
 
 def _find(path: str, data: Any) -> list[tuple[str, Any]]:
-    from litmus.assertions._jsonpaths import find
-
     return find(path, data)
 
 
