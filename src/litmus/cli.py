@@ -57,7 +57,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return _main(argv)
-    from litmus.github.workflow import command_safe_output
+    from litmus.github.workflow import command_safe_output  # lazy: only a runner needs it (25 ms at start-up)
 
     # On a runner, a printed line starting with `::` is a workflow command: only Litmus's own may be one.
     with command_safe_output():

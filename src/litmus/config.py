@@ -26,11 +26,12 @@ from typing import Any
 
 import yaml
 
+from litmus import files
 from litmus.errors import Position, ProbeError
+from litmus.files import MAX_FILE_BYTES
 from litmus.git import file_at, file_size_at, has_commit
-from litmus.load import files
-from litmus.load.diagnostics import Collector, Span, did_you_mean
-from litmus.load.source import MAX_FILE_BYTES
+from litmus.load.diagnostics import Collector, Span
+from litmus.text import did_you_mean
 from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from litmus import verdict
+from litmus.github.workflow import WorkflowCommands
 from litmus.identity import INTENT, TRANSPORT
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 
@@ -76,7 +77,6 @@ class Console:
         if self.verbosity >= 0:
             for title, body in self.failures(result):
                 if self.github:  # one foldable group per suite in the job log
-                    from litmus.github.workflow import WorkflowCommands
 
                     commands = WorkflowCommands(self.out)
                     with commands.group(title):

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from litmus.text import MARK
+
 Severity = Literal["error", "warning"]
 
 
@@ -65,8 +67,8 @@ def _window(text: str, offset: int) -> tuple[str, int]:
         return text, offset
     start = max(0, min(offset - SOURCE_WINDOW // 3, len(text) - SOURCE_WINDOW))
     end = start + SOURCE_WINDOW
-    before = "…" if start > 0 else ""
-    after = "…" if end < len(text) else ""
+    before = MARK if start > 0 else ""
+    after = MARK if end < len(text) else ""
     return before + text[start:end] + after, len(before) + offset - start
 
 

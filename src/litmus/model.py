@@ -126,7 +126,7 @@ class Assertion(Node):
     # `critical: true`: when it does not pass, its flow run fails whatever the Intent Evaluation says.
     critical: bool = False
     # The files its fields name (`schema_file`, the file of `function`), by field: resolved once, at load
-    # (`litmus.load.files`), so the run reads what was checked.
+    # (`litmus.files`), so the run reads what was checked.
     files: dict[str, Path] = field(default_factory=dict)
 
 

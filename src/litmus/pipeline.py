@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from litmus.results import RunResult
-from litmus.run.runner import RunOptions
+from litmus.compare import compare, headline
+from litmus.config import resolve_config
+from litmus.errors import ProbeError, render_diagnostics
+from litmus.judges.service import JudgeConfigError, JudgeService
+from litmus.load import load_suites
+from litmus.report import write_reports
+from litmus.results import OutputError, RunResult, check_output_dir, write_results
+from litmus.run.redact import Redactor
+from litmus.run.runner import RunOptions, env_mask_notice, masked_env_items, run_suites, secret_values, selected_suites
 
 
 class RunRefused(Exception):
@@ -101,13 +108,6 @@ class RunOutput:
 def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     """Load the suites, read the configuration and start the judge, checking everything a run needs
     before any request: (suites, RunConfig, JudgeService or None). RunRefused when something is wrong."""
-    from litmus.config import resolve_config
-    from litmus.errors import ProbeError
-    from litmus.judges.service import JudgeConfigError, JudgeService
-    from litmus.load import load_suites
-    from litmus.results import OutputError, check_output_dir
-    from litmus.run.runner import env_mask_notice, masked_env_items, secret_values, selected_suites
-
     options, environ = request.options, request.environ
     try:
         loaded = load_suites(list(request.paths), root=request.root, environ=environ, strict_env=True,
@@ -161,9 +161,6 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
 def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> RunOutput:
     """Run the suites (the baseline deployment first), compare, and write results.json and every report.
     The judge is closed here, whatever happens."""
-    from litmus.compare import compare, headline
-    from litmus.run.runner import run_suites
-
     options = request.options
     baseline = request.baseline
     try:
@@ -203,9 +200,6 @@ def write_outputs(result: RunResult, out_dir: Path, formats: list[str] | None = 
                   links: Mapping[str, str | None] | None = None) -> tuple[dict[str, Path], list[str]]:
     """results.json first (the run itself), then the reports, each whatever befell the others; returns the
     paths written and what could not be written."""
-    from litmus.report import write_reports
-    from litmus.results import OutputError, write_results
-
     links = links or {}
     paths: dict[str, Path] = {}
     problems = []
@@ -246,8 +240,6 @@ def check_selection(suites: list, options: RunOptions) -> str | None:
 
 
 def _redactor(request: RunRequest, channel: Channel):
-    from litmus.run.redact import Redactor
-
     redactor = Redactor(on_warning=channel.warning)
     for value in request.extra_secrets:
         redactor.register(value)
@@ -256,8 +248,6 @@ def _redactor(request: RunRequest, channel: Channel):
 
 def _keep_baseline(path: Path, result: RunResult) -> None:
     """The baseline run's document beside results.json, for the record: the comparison needs only the object."""
-    from litmus.results import write_results
-
     with contextlib.suppress(OSError):
         write_results(path, result)
 
@@ -271,8 +261,6 @@ class ConsoleChannel:
         self.err = console.err
 
     def diagnostics(self, diagnostics: list) -> None:
-        from litmus.errors import render_diagnostics
-
         print(render_diagnostics(diagnostics), file=self.err)
 
     def mask(self, values: Iterable[str | None]) -> None:

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from litmus.text import clip, did_you_mean
 from litmus.trust import Trust
 
 # Anything between {{ and }} is a template; whether its content is a valid expression is checked
@@ -99,8 +100,6 @@ class Reference:
         for call in self.filters:
             spec = FILTERS.get(call.name)
             if spec is None:
-                from litmus.load.diagnostics import did_you_mean
-
                 return f"unknown filter '{call.name}' in '{self.text}'{did_you_mean(call.name, FILTERS)}"
             if len(call.args) != spec.arity:
                 wanted = "no argument" if spec.arity == 0 else f"{spec.arity} argument"
@@ -232,7 +231,7 @@ def _length(value: Any) -> int:
 
 def _short(value: Any) -> str:
     text = _text(value)
-    return repr(text if len(text) <= 40 else text[:40] + "…")
+    return repr(clip(text, 40))
 
 
 def _same(n: int) -> int:

@@ -9,7 +9,7 @@ from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.errors import Position
 from litmus.judges import JudgeService
 from litmus.model import Assertion, Scenario, Suite, SuiteJudge
-from litmus.run.response import Response
+from litmus.response import Response
 from support.fake_judge import API_KEY
 
 ENV = {"JUDGE_KEY": API_KEY}

@@ -1,4 +1,4 @@
-"""Every file probe content names goes through one resolver (litmus.load.files), through `litmus` as a
+"""Every file probe content names goes through one resolver (litmus.files), through `litmus` as a
 user runs it: a symlink out of the repository, a path into .git, a FIFO, a link to /dev/zero or a `../`
 escape is a positioned error at the field that named it, its content never appears in any output,
 and the command ends promptly (a FIFO is never opened blocking, /dev/zero never read)."""

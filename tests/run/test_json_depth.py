@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from litmus.run.response import MAX_JSON_DEPTH, BodyNotJSON, Response, nested_deeper
+from litmus.response import MAX_JSON_DEPTH, BodyNotJSON, Response, nested_deeper
 
 
 def nested(depth: int, value: object = 1) -> object:

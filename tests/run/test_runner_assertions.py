@@ -9,8 +9,8 @@ from build import check, suite
 
 from litmus import assertions
 from litmus.assertions.base import EvalContext
+from litmus.response import Response
 from litmus.run.redact import Redactor
-from litmus.run.response import Response
 from litmus.templating import Renderer
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from litmus.errors import Position
 from litmus.model import Stream
-from litmus.run.response import Response
+from litmus.response import Response
 from litmus.run.stream import StreamError, StreamReader
 
 WHERE = Position("probes/chat.yaml", 12, 11)

@@ -1,4 +1,4 @@
-"""The assertion types: one module each, registered here by type name."""
+"""The assertion types: one module each, or one row of the judged table, registered here by type name."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import importlib
 from functools import cache
 from types import ModuleType
 
+from litmus.assertions import judged
 from litmus.assertions.base import AssertionSpec
 
-# type name -> module exposing SPEC and evaluate(). Adding a type = one module + one line here.
+_JUDGED = judged.__name__
+# type name -> module exposing SPEC (a table: SPECS) and evaluate(). Adding a type = one module + one line
+# here; adding a judged type that differs only in data = one row of litmus.assertions.judged.
 REGISTRY: dict[str, str] = {
     "status_code": "litmus.assertions.status_code",
     "response_time": "litmus.assertions.response_time",
@@ -22,16 +25,10 @@ REGISTRY: dict[str, str] = {
     "body": "litmus.assertions.body",
     "xpath": "litmus.assertions.xpath",
     "python": "litmus.assertions.python",
-    "llm_rubric": "litmus.assertions.llm_rubric",
-    "tone": "litmus.assertions.tone",
-    "factual": "litmus.assertions.factual",
-    "no_hallucination": "litmus.assertions.no_hallucination",
-    "answers_question": "litmus.assertions.answers_question",
+    # The judged types that differ only in data: one row each in litmus.assertions.judged, listed by family.
+    **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "qualitative"},
     "similar": "litmus.assertions.similar",
-    "consistent_with_scenario_data": "litmus.assertions.consistent_with_scenario_data",
-    "accurate_with_scenario_context": "litmus.assertions.accurate_with_scenario_context",
-    "no_hallucination_vs_scenario": "litmus.assertions.no_hallucination_vs_scenario",
-    "contextual_evaluation": "litmus.assertions.contextual_evaluation",
+    **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "scenario"},
 }
 
 
@@ -41,7 +38,8 @@ def module(type_name: str) -> ModuleType:
 
 
 def spec(type_name: str) -> AssertionSpec:
-    return module(type_name).SPEC
+    found = module(type_name)
+    return found.SPECS[type_name] if hasattr(found, "SPECS") else found.SPEC
 
 
 def all_specs() -> dict[str, AssertionSpec]:

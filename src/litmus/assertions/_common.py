@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, get_args
 
+from litmus.deadline import Deadline
 from litmus.model import Assertion
 from litmus.results import AssertionOutcome, AssertionStatus, JudgeSkip, Mismatch
+from litmus.text import MARK, clip
 
 # A mismatch's `actual` may be a whole response object: past this many characters of JSON it is
 # recorded as a cut string instead, so results stay small.
@@ -103,7 +105,7 @@ def show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 1] + "…"
+    return clip(text, _SHOW_LIMIT)
 
 
 def describe(value: Any) -> str:
@@ -122,7 +124,7 @@ def bounded(value: Any) -> Any:
     if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > VALUE_LIMIT):
         text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
         if len(text) > VALUE_LIMIT:
-            return text[:VALUE_LIMIT] + f"… ({len(text)} characters)"
+            return text[:VALUE_LIMIT] + f"{MARK} ({len(text)} characters)"
     return value
 
 
@@ -147,7 +149,7 @@ class EvaluationTimeout(Exception):
 def regex(pattern: str):
     """`pattern` compiled with the `regex` module: Python's `re` syntax, plus a timeout on each search,
     so a catastrophically backtracking pattern ends as an error instead of hanging the run."""
-    import regex as engine
+    import regex as engine  # lazy: regex: ~30 ms, only for a suite that uses a regex
 
     return engine.compile(pattern)
 
@@ -156,11 +158,9 @@ def regex(pattern: str):
 DEFAULT_REGEX_TIMEOUT_S = 30.0
 
 
-def search(pattern: str, text: str, deadline: float | None = None):
-    """`regex(pattern).search(text)`, stopped at `deadline` (time.perf_counter()): EvaluationTimeout then."""
-    import time
-
-    timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline - time.perf_counter(), 0.001)
+def search(pattern: str, text: str, deadline: Deadline | None = None):
+    """`regex(pattern).search(text)`, stopped at `deadline`: EvaluationTimeout then."""
+    timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline.remaining(), 0.001)
     try:
         return regex(pattern).search(text, timeout=timeout)
     except TimeoutError:
@@ -189,8 +189,8 @@ def body_search(assertion: Assertion, ctx, *, negate: bool) -> AssertionOutcome:
     if negate:
         start, end = max(0, at - 40), at + len(value) + 40
         # The window's cuts are marked: redaction masks a secret's fragment left at a marked cut.
-        context = ("…" if start else "") + reading.text[start:end] + ("…" if end < len(reading.text) else "")
+        context = (MARK if start else "") + reading.text[start:end] + (MARK if end < len(reading.text) else "")
         reason = f"body contains {show(value)} at character {at}{note}: {show(context)}"
         return failed(assertion, [mismatch("$", f"no {show(value)}", context, reason)])
-    head = text[:200] + ("…" if len(text) > 200 else "")
+    head = text[:200] + (MARK if len(text) > 200 else "")
     return failed(assertion, [mismatch("$", value, head, f"body does not contain {show(value)}")])

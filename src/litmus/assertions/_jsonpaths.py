@@ -23,7 +23,8 @@ def _parser():
     one parser per thread (they are not thread-safe) builds it once."""
     parser = getattr(_local, "parser", None)
     if parser is None:
-        from jsonpath_ng.ext.parser import ExtendedJsonPathParser  # ext: filters, arithmetic and len() too
+        # ext: filters, arithmetic and len() too
+        from jsonpath_ng.ext.parser import ExtendedJsonPathParser  # lazy: ~75 ms, only for a suite using JSONPath
 
         parser = _local.parser = ExtendedJsonPathParser()
     return parser
@@ -66,7 +67,7 @@ def count_nodes(document: Any, limit: int) -> int:
 
 
 def concrete_path(datum) -> str:
-    from jsonpath_ng import Fields, Index
+    from jsonpath_ng import Fields, Index  # lazy: jsonpath-ng: ~75 ms, only for a suite that uses a JSONPath
 
     parts: list[str | int] = []
     while datum is not None:

@@ -1,7 +1,8 @@
 """What an assertion type is: a spec the loader validates against, and an evaluator.
 
 An assertion type is one module exposing `SPEC: AssertionSpec` and
-`evaluate(assertion, ctx) -> AssertionOutcome`, plus one entry in `litmus.assertions.REGISTRY`.
+`evaluate(assertion, ctx) -> AssertionOutcome`, plus one entry in `litmus.assertions.REGISTRY`; a judged
+type that differs from the others only in data is one row of `litmus.assertions.judged`.
 Modules keep heavy imports inside functions: the loader imports every spec at start-up.
 """
 
@@ -11,12 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from litmus.deadline import Deadline
 from litmus.trust import Trust
 
 if TYPE_CHECKING:
     from litmus.model import Assertion, Scenario, Suite
+    from litmus.response import Response
     from litmus.results import AssertionOutcome
-    from litmus.run.response import Response
 
 Family = Literal["deterministic", "qualitative", "scenario"]
 
@@ -92,9 +94,9 @@ class EvalContext:
     judge: Any = None
     # The flow run's repetition index (`run.index`), for `python` assertions' context.
     run_index: int = 0
-    # time.perf_counter() by which the step's evaluation must end (its timeout, counted from the
-    # response): bounds regex searches and `python` assertions. None: unbounded.
-    deadline: float | None = None
+    # When the step's evaluation must end (its timeout, counted from the response): bounds regex searches
+    # and `python` assertions. None: unbounded.
+    deadline: Deadline | None = None
     # The run's trust decision: an untrusted run does not execute the PR's python checks.
     trust: Trust = field(default_factory=Trust.local)
     # The run's process for `python` checks (litmus.assertions.python_worker), started on first use.

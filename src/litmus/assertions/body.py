@@ -1,6 +1,9 @@
 """`body`: a predicate on the whole body text, its SHA-256, or its size in bytes."""
 
+import hashlib
+
 from litmus.assertions import predicates
+from litmus.assertions._common import errored
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 SPEC = AssertionSpec(
@@ -21,9 +24,6 @@ MEASURES = {"sha256": "expected", "size_lte": "lte", "size_gte": "gte"}
 
 
 def evaluate(assertion, ctx):
-    import hashlib
-
-    from litmus.assertions._common import errored
 
     params = assertion.params
     response = ctx.response

@@ -1,7 +1,10 @@
 """`json_path`: the JSONPath's matches satisfy the predicate, node by node."""
 
 from litmus.assertions import predicates
+from litmus.assertions._common import errored
+from litmus.assertions._jsonpaths import EvaluationBound, find
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.response import BodyNotJSON
 
 SPEC = AssertionSpec(
     type="json_path",
@@ -16,10 +19,6 @@ SPEC = AssertionSpec(
 
 
 def evaluate(assertion, ctx):
-    from litmus.assertions._common import errored
-    from litmus.assertions._jsonpaths import EvaluationBound, find
-    from litmus.run.response import BodyNotJSON
-
     expression = assertion.params["path"]
     try:
         nodes = find(expression, ctx.response.json())

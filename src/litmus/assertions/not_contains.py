@@ -1,5 +1,6 @@
 """`not_contains`: the body text does not contain the value."""
 
+from litmus.assertions._common import body_search
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 SPEC = AssertionSpec(
@@ -14,6 +15,4 @@ SPEC = AssertionSpec(
 
 
 def evaluate(assertion, ctx):
-    from litmus.assertions._common import body_search
-
     return body_search(assertion, ctx, negate=True)

@@ -17,7 +17,22 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from litmus.assertions._common import (
+    EvaluationTimeout,
+    describe,
+    errored,
+    failed,
+    has_type,
+    is_number,
+    json_equal,
+    json_type,
+    mismatch,
+    passed,
+    search,
+    show,
+)
 from litmus.assertions.base import FieldSpec
+from litmus.deadline import Deadline
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -76,8 +91,8 @@ class Predicate:
     # Values come as text (headers, cookies, variables, XPath node text): a numeric string is a
     # number for the comparisons, and `matches` reads a non-string as its JSON text.
     text_values: bool = False
-    # time.perf_counter() by which evaluation must end (bounds regex searches); None: unbounded.
-    deadline: float | None = None
+    # When evaluation must end (bounds regex searches); None: unbounded.
+    deadline: Deadline | None = None
 
     @property
     def expected(self) -> Any:
@@ -87,8 +102,6 @@ class Predicate:
 
     def described(self) -> str:
         """The predicate in words: `> 4`, `to match /^a/`, `one of ["a", "b"]`."""
-        from litmus.assertions._common import show
-
         op, key = self.operand, self.key
         if key in COMPARISONS:
             return f"{COMPARISONS[key]} {_number_text(op)}"
@@ -107,8 +120,6 @@ class Predicate:
 
     def test(self, value: Any) -> str | None:
         """Why `value` fails the predicate (None: it holds)."""
-        from litmus.assertions._common import show
-
         holds, wrong_kind = self._holds(value)
         if wrong_kind is not None:
             return wrong_kind
@@ -120,8 +131,6 @@ class Predicate:
 
     def _holds(self, value: Any) -> tuple[bool, str | None]:
         """(the predicate holds, or why it cannot apply to a value of this kind)."""
-        from litmus.assertions._common import describe, has_type, is_number, json_equal, search
-
         key, op = self.key, self.operand
         if key == "expected":
             return json_equal(value, op), None
@@ -176,8 +185,6 @@ class Predicate:
         return "not " if self.negated else ""
 
     def _failure(self, value: Any) -> str:
-        from litmus.assertions._common import describe, is_number, json_type, show
-
         key, op = self.key, self.operand
         if key == "expected":
             if json_type(value) == json_type(op) or (is_number(value) and is_number(op)):
@@ -194,8 +201,6 @@ class Predicate:
 
 
 def _show(value: Any) -> str:
-    from litmus.assertions._common import show
-
     return show(value)
 
 
@@ -221,7 +226,7 @@ def given(params: dict[str, Any]) -> str | None:
 
 
 def build(params: dict[str, Any], render, *, text_values: bool = False,
-          deadline: float | None = None) -> Predicate:
+          deadline: Deadline | None = None) -> Predicate:
     """The assertion's predicate with its operand rendered and type-checked (PredicateError if wrong)."""
     key = given(params)
     raw = params[key]
@@ -245,8 +250,6 @@ def build(params: dict[str, Any], render, *, text_values: bool = False,
 
 
 def _rendered(value: Any, raw: Any) -> str:
-    from litmus.assertions._common import describe
-
     if isinstance(raw, str) and "{{" in raw:
         return f"{describe(value)} (rendered from {raw!r})"
     return describe(value)
@@ -261,8 +264,6 @@ def _need_text(key: str, value: Any, raw: Any, *, numbers_as_text: bool) -> str:
 
 
 def _need_number(key: str, value: Any, raw: Any) -> float:
-    from litmus.assertions._common import is_number
-
     number = _parse_number(value) if isinstance(value, str) and isinstance(raw, str) and "{{" in raw else value
     if not is_number(number) or (isinstance(number, float) and not math.isfinite(number)):
         raise PredicateError(f"'{key}' must be a number, got {_rendered(value, raw)}")
@@ -297,8 +298,6 @@ def check_nodes(assertion, predicate: Predicate, nodes: list[tuple[str, Any]], *
     """The outcome of `predicate` over `nodes` ((path, value) pairs). `where` is the path a "nothing
     there" mismatch is recorded at; `missing` says what was looked for (`no node matches`); `noun`
     names one node in messages (`node`, `header`, `cookie`)."""
-    from litmus.assertions._common import EvaluationTimeout, errored, failed, mismatch, passed, show
-
     if predicate.key == "exists":
         wanted = bool(predicate.operand) != predicate.negated
         if wanted and not nodes:
@@ -331,8 +330,6 @@ def check_nodes(assertion, predicate: Predicate, nodes: list[tuple[str, Any]], *
 def evaluate(assertion, ctx, nodes: list[tuple[str, Any]], *, where: str, missing: str,
              text_values: bool = False, noun: str = "node"):
     """Build the assertion's predicate (a wrong operand type is an `error`) and check `nodes` with it."""
-    from litmus.assertions._common import errored
-
     try:
         predicate = build(assertion.params, ctx.render, text_values=text_values, deadline=ctx.deadline)
     except PredicateError as exc:

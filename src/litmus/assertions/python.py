@@ -3,7 +3,7 @@
 `function: checks/orders.py:total_matches` names a file relative to the suite file (inside the
 repository) and a top-level function in it. The loader checks that the file defines the function by
 parsing it, without running it. At run time the file is read through the one file rule
-(`litmus.load.files`) and run in the run's confined worker process (`litmus.assertions.python_worker`),
+(`litmus.files`) and run in the run's confined worker process (`litmus.assertions.python_worker`),
 never in Litmus's own. The function is called as `name(response, context, **args)` and returns:
 
 - `True` or `None`: passed;
@@ -21,9 +21,15 @@ fails whatever the Intent Evaluation says: a check that never ran cannot pass.
 
 from __future__ import annotations
 
+import ast
+import posixpath
 from collections.abc import Mapping
 
+from litmus import files
+from litmus.assertions._common import errored, failed, mismatch, outcome, passed
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.deadline import Deadline
+from litmus.files import MAX_FILE_BYTES
 from litmus.trust import FORK_CODE_INPUT
 
 SPEC = AssertionSpec(
@@ -45,12 +51,11 @@ MIN_CALL_S = 0.1
 
 
 def evaluate(assertion, ctx):
-    import time
 
-    from litmus.assertions._common import errored
-    from litmus.assertions.python_worker import WorkerGone
-    from litmus.load import files
-    from litmus.load.source import MAX_FILE_BYTES
+
+    from litmus.assertions.python_worker import (
+        WorkerGone,  # lazy: the loader imports every spec; the worker handle costs 7 ms
+    )
 
     relative, name = split(assertion.params["function"])
     file = _display(ctx.suite, relative)
@@ -66,8 +71,7 @@ def evaluate(assertion, ctx):
         source = files.read_bytes(path, MAX_FILE_BYTES, shown=file, what="python check files")
     except (files.FileRefused, OSError) as exc:
         return errored(assertion, f"{file}: cannot load {name}: {type(exc).__name__}: {exc}", file)
-    now = time.perf_counter()
-    deadline = now + DEFAULT_TIMEOUT_S if ctx.deadline is None else max(ctx.deadline, now + MIN_CALL_S)
+    deadline = Deadline.after(DEFAULT_TIMEOUT_S) if ctx.deadline is None else ctx.deadline.at_least(MIN_CALL_S)
     response = ctx.response
     scenario = None if ctx.scenario is None else {
         "id": ctx.scenario.id, "data": ctx.scenario.data, "reference_response": ctx.scenario.reference_response}
@@ -103,8 +107,6 @@ def evaluate(assertion, ctx):
 
 def _outcome(assertion, result, where: str, name: str):
     """The outcome of a plain JSON value of the contract's shapes: True, None, False, a string or a list."""
-    from litmus.assertions._common import errored, failed, mismatch, outcome, passed
-
     if result is True or result is None:
         return passed(assertion, f"{where} {name}() passed")
     if result is False:
@@ -133,13 +135,9 @@ def split(reference: str) -> tuple[str, str]:
 
 def defined_functions(source: str, filename: str) -> dict[str, int]:
     """Top-level function name -> line, read with `ast` (nothing in the file runs)."""
-    import ast
-
     tree = ast.parse(source, filename)
     return {node.name: node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def _display(suite, relative: str) -> str:
-    import posixpath
-
     return posixpath.normpath(posixpath.join(posixpath.dirname(suite.file), relative))

@@ -23,13 +23,19 @@ standard library's, so the worker needs nothing from Litmus.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
+import pwd
+import struct
 import sys
-import time
 import traceback
 import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litmus.deadline import Deadline
 
 # The worker's first answer comes within this, whatever the step's deadline (start-up is not the check's).
 STARTUP_TIMEOUT_S = 30.0
@@ -50,9 +56,9 @@ class PythonWorker:
     """One run's worker process: started on the first `call`, reused, killed on `close`."""
 
     def __init__(self, environ, env_allow=()) -> None:
-        import threading
+        import threading  # lazy: the worker's program imports this file; its start-up counts against a check
 
-        from litmus.trust import never_resolves
+        from litmus.trust import never_resolves  # lazy: this file is also the worker's program (stdlib only)
 
         names = [*ENVIRONMENT_ALLOWLIST, *(n for n in sorted(env_allow) if not never_resolves(n))]
         self._environment = {name: environ[name] for name in names if name in environ}
@@ -65,12 +71,12 @@ class PythonWorker:
         self._calls = 0
         self._closed = False
 
-    def call(self, request: dict, source: bytes, deadline: float) -> dict:
-        """The worker's answer to one check call (see `_answer`), or WorkerGone. `deadline` is a
-        time.perf_counter() value; waiting for another check's call counts against it."""
-        import hashlib
+    def call(self, request: dict, source: bytes, deadline: Deadline) -> dict:
+        """The worker's answer to one check call (see `_answer`), or WorkerGone; waiting for another
+        check's call counts against `deadline`."""
+        import hashlib  # lazy: the worker's program imports this file; its start-up counts against a check
 
-        if not self._lock.acquire(timeout=max(deadline - time.perf_counter(), 0)):
+        if not self._lock.acquire(timeout=max(deadline.remaining(), 0)):
             raise WorkerGone("waited for the worker until the step's deadline (another python check held it)")
         try:
             if self._closed:
@@ -82,7 +88,7 @@ class PythonWorker:
             message = {**request, "id": self._calls, "key": list(key),
                        "source": None if key in self._loaded else source.decode("latin-1")}
             self._send(json.dumps(message, default=str, separators=(",", ":")).encode() + b"\n")
-            overran = f"did not return within the step's deadline ({(deadline - time.perf_counter()) * 1000:.0f} ms)"
+            overran = f"did not return within the step's deadline ({deadline.remaining() * 1000:.0f} ms)"
             answer = self._receive(self._calls, deadline, overran)
             if answer["kind"] not in ("unloadable", "load_raised"):
                 self._loaded.add(key)
@@ -95,7 +101,7 @@ class PythonWorker:
 
     def close(self) -> None:
         """Kill the worker and remove its temp dir; a call in progress ends as WorkerGone."""
-        import shutil
+        import shutil  # lazy: the worker's program imports this file; its start-up counts against a check
 
         self._closed = True
         self._stop()
@@ -104,8 +110,8 @@ class PythonWorker:
             self._home = None
 
     def _start(self) -> None:
-        import subprocess
-        import tempfile
+        import subprocess  # lazy: the worker's program imports this file; its start-up counts against a check
+        import tempfile  # lazy: the worker's program imports this file; its start-up counts against a check
 
         if self._home is None:
             self._home = tempfile.mkdtemp(prefix="litmus-python-")
@@ -117,7 +123,9 @@ class PythonWorker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self._home,
             env=environment, close_fds=True, start_new_session=True)
         self._buffer = b""
-        self._receive(0, time.perf_counter() + STARTUP_TIMEOUT_S, "was not run: its worker process did not start")
+        from litmus.deadline import Deadline  # lazy: this file is also the worker's program (stdlib only)
+
+        self._receive(0, Deadline.after(STARTUP_TIMEOUT_S), "was not run: its worker process did not start")
 
     def _send(self, line: bytes) -> None:
         try:
@@ -126,9 +134,9 @@ class PythonWorker:
         except (BrokenPipeError, OSError):
             raise WorkerGone(self._ended()) from None
 
-    def _receive(self, call_id: int, deadline: float, overran: str) -> dict:
+    def _receive(self, call_id: int, deadline: Deadline, overran: str) -> dict:
         """The answer line to call `call_id`; lines with another id (written by a check itself) are skipped."""
-        import select
+        import select  # lazy: the worker's program imports this file; its start-up counts against a check
 
         stdout = self._process.stdout.fileno()
         while True:
@@ -136,7 +144,7 @@ class PythonWorker:
             if end < 0:
                 if len(self._buffer) > MAX_ANSWER_BYTES:
                     raise WorkerGone(f"wrote an answer of over {MAX_ANSWER_BYTES} bytes to the worker's pipe")
-                remaining = deadline - time.perf_counter()
+                remaining = deadline.remaining()
                 if remaining <= 0 or not select.select([stdout], [], [], remaining)[0]:
                     raise WorkerGone(overran)
                 chunk = os.read(stdout, 1 << 16)
@@ -161,8 +169,8 @@ class PythonWorker:
 
     def _stop(self) -> None:
         """Kill the worker's whole session (a check may have started processes of its own)."""
-        import signal
-        import subprocess
+        import signal  # lazy: the worker's program imports this file; its start-up counts against a check
+        import subprocess  # lazy: the worker's program imports this file; its start-up counts against a check
 
         process, self._process = self._process, None
         self._loaded = set()
@@ -185,8 +193,6 @@ class PythonWorker:
 
 def unprivileged_ids() -> tuple[int, int]:
     """The uid and gid a root Litmus runs checks as: `nobody`'s, else the overflow id."""
-    import pwd
-
     try:
         entry = pwd.getpwnam("nobody")
     except KeyError:
@@ -322,8 +328,6 @@ def _confine(uid: int, gid: int, home: str) -> None:
     the filesystem with Landlock where the kernel has it. Directories of sys.path that `uid` cannot reach
     (an interpreter under /root, as pyenv installs it) stay importable through a directory descriptor
     opened before the drop."""
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     readable = [p for p in dict.fromkeys([*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix,
                                           "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc"])
@@ -353,9 +357,6 @@ def _confine(uid: int, gid: int, home: str) -> None:
 def _landlock(libc, readable: dict[str, int], home: str) -> None:
     """Reads beneath `readable` only, writes beneath `home` only, no signals out: a no-op without Landlock.
     (Syscalls 444-446 on every architecture; rights and sizes as in linux/landlock.h.)"""
-    import ctypes
-    import struct
-
     abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # LANDLOCK_CREATE_RULESET_VERSION
     if abi < 1:
         return

@@ -1,5 +1,6 @@
 """`response_time`: the response completed (or, for a stream, sent its first event) within max_ms."""
 
+from litmus.assertions._common import errored, failed, mismatch, passed
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 SPEC = AssertionSpec(
@@ -15,8 +16,6 @@ SPEC = AssertionSpec(
 
 
 def evaluate(assertion, ctx):
-    from litmus.assertions._common import errored, failed, mismatch, passed
-
     limit = assertion.params["max_ms"]
     if assertion.params.get("until") == "first_event":
         measured = getattr(ctx.response, "first_event_ms", None)

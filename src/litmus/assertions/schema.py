@@ -1,6 +1,13 @@
 """`schema`: the JSON body validates against the JSON Schema."""
 
+import json
+import os
+from urllib.parse import unquote, urlsplit
+
+from litmus.assertions._common import describe, errored, failed, mismatch, passed, show
+from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.base import AssertionSpec, FieldSpec
+from litmus.response import BodyNotJSON
 
 SPEC = AssertionSpec(
     type="schema",
@@ -15,11 +22,8 @@ SPEC = AssertionSpec(
 
 
 def evaluate(assertion, ctx):
-    from referencing.exceptions import Unresolvable
+    from referencing.exceptions import Unresolvable  # lazy: referencing: ~50 ms, only when a schema is checked
 
-    from litmus.assertions._common import errored, failed, mismatch, passed
-    from litmus.assertions._jsonpaths import format_path
-    from litmus.run.response import BodyNotJSON
 
     try:
         document = ctx.response.json()
@@ -42,8 +46,6 @@ def evaluate(assertion, ctx):
 
 
 def _reason(error) -> str:
-    from litmus.assertions._common import describe, show
-
     if error.validator == "type":
         kinds = error.validator_value
         wanted = " or ".join(kinds) if isinstance(kinds, list) else kinds
@@ -63,8 +65,6 @@ _VALIDATORS: dict = {}
 
 
 def _validator(assertion, suite):
-    import json
-
     params = assertion.params
     documents = suite.schema_documents
     if "schema_file" in params:
@@ -83,15 +83,12 @@ def _validator(assertion, suite):
 def _build_validator(schema, path, documents):
     """A validator for `schema` whose `$ref`s to other files resolve against `path`, to the documents the
     loader read for them (`Suite.schema_documents`): no file is read here, and a URL is never fetched."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.validators import validator_for
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
+    from jsonschema import Draft202012Validator  # lazy: jsonschema: ~115 ms, only when a schema is checked
+    from jsonschema.validators import validator_for  # lazy: jsonschema: ~115 ms, only when a schema is checked
+    from referencing import Registry, Resource  # lazy: referencing: ~50 ms, only when a schema is checked
+    from referencing.jsonschema import DRAFT202012  # lazy: referencing: ~50 ms, only when a schema is checked
 
     def retrieve(uri: str):
-        import os
-        from urllib.parse import unquote, urlsplit
-
         parts = urlsplit(uri)
         if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
             raise ValueError(f"only files inside the repository are resolved, not {uri}")
@@ -112,8 +109,6 @@ def file_refs(document):
     """`(ref, relative path)` for each `$ref` of `document` that names another document: the path is None
     when the reference is not a relative file path (a URL, `file:`, an absolute path). Fragments
     (`#/$defs/x`) and the document's own `$id`s are not listed: they need nothing read."""
-    from urllib.parse import unquote, urlsplit
-
     refs, ids, stack = [], set(), [document]
     while stack:
         value = stack.pop()

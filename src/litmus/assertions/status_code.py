@@ -1,5 +1,6 @@
 """`status_code`: the HTTP status matches."""
 
+from litmus.assertions._common import failed, mismatch, passed
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 SPEC = AssertionSpec(
@@ -13,8 +14,6 @@ SPEC = AssertionSpec(
 
 
 def evaluate(assertion, ctx):
-    from litmus.assertions._common import failed, mismatch, passed
-
     expected = assertion.params["expected"]
     status = ctx.response.status
     wanted = expected if isinstance(expected, list) else [expected]

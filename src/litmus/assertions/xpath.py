@@ -8,6 +8,7 @@ XML is parsed without fetching or expanding external entities or DTDs.
 """
 
 from litmus.assertions import predicates
+from litmus.assertions._common import errored
 from litmus.assertions.base import AssertionSpec, FieldSpec
 
 SPEC = AssertionSpec(
@@ -30,9 +31,8 @@ class NotMarkup(ValueError):
 
 
 def evaluate(assertion, ctx):
-    from lxml import etree
+    from lxml import etree  # lazy: lxml: ~35 ms, only for a suite that uses XPath
 
-    from litmus.assertions._common import errored
 
     params = assertion.params
     expression = params["path"]
@@ -49,7 +49,7 @@ def evaluate(assertion, ctx):
 
 def nodes(tree, expression: str, result) -> list[tuple[str, object]]:
     """(path, value) of each item of an XPath result; a scalar result is one value at the expression."""
-    from lxml import etree
+    from lxml import etree  # lazy: lxml: ~35 ms, only for a suite that uses XPath
 
     if isinstance(result, bool):
         return [(expression, result)]
@@ -77,7 +77,7 @@ def nodes(tree, expression: str, result) -> list[tuple[str, object]]:
 
 def parse(response, document: str | None):
     """The body's element tree: HTML or XML as `document` says, else by Content-Type, else by its first bytes."""
-    from lxml import etree, html
+    from lxml import etree, html  # lazy: lxml: ~35 ms, only for a suite that uses XPath
 
     kind = document or _kind(response.content_type, response.body)
     if not response.body.strip():

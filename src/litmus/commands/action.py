@@ -32,6 +32,7 @@ Try it locally, as the container would be run (`env`, since a shell cannot assig
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import math
 import os
 import re
@@ -41,15 +42,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TextIO
+from urllib.parse import urlsplit
 
+from litmus.compare import headline
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
+from litmus.github.artifacts import fetch_baseline, workflow_path, workflow_run_provenance
 from litmus.github.changes import (
     MAX_PR_FILES,
     changed_checks,
     git_changed_files,
     pull_request_files,
+    pull_request_of_commit,
     suites_touched,
 )
+from litmus.github.checks import publish_check_run
+from litmus.github.comment import token_login, upsert_comment
 from litmus.github.context import (
     GitHubContext,
     InputError,
@@ -60,10 +67,19 @@ from litmus.github.context import (
 )
 from litmus.github.envfiles import append_summary, write_outputs
 from litmus.github.findings import Annotation, annotations, cap_per_level, select
+from litmus.github.trust_decision import decide_trust
+from litmus.github.wait import NotReady, wait_until_ready
 from litmus.github.workflow import WorkflowCommands
-from litmus.results import OutputError, RunResult, check_output_dir
+from litmus.load.run_vars import assignment_lines
+from litmus.merge import MergeError, merge
+from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
+from litmus.pipeline import write_outputs as write_reports
+from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
-from litmus.trust import Trust
+from litmus.trust import FORK_CODE_INPUT, Trust, origin
+from litmus.verdict import conclusion as conclusion_of
+from litmus.verdict import exit_code
 
 FAIL_ON = ("suite", "assertion", "new", "never")
 BASELINE = ("", "artifact")
@@ -152,8 +168,6 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _origins(text: str) -> tuple[str, ...]:
-    from litmus.trust import origin
-
     found = []
     for given in _names(text):
         normal = origin(given)
@@ -164,8 +178,6 @@ def _origins(text: str) -> tuple[str, ...]:
 
 
 def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
-    from litmus.load.run_vars import assignment_lines
-
     try:
         return tuple(assignment_lines(text))
     except ValueError as exc:
@@ -261,7 +273,6 @@ class _Action:
             self._annotate_in_log(selected, paths)
         comment_url = None if self.abort.is_set() else self._publish_comment(paths)
         self._write_outputs(result, paths, comment_url, check_url)
-        from litmus.verdict import exit_code
 
         code = exit_code(result, self.inputs.fail_on)
         self.out.log(f"Litmus: verdict {result.verdict}; fail-on {self.inputs.fail_on}: "
@@ -270,9 +281,6 @@ class _Action:
 
     def _decide_trust(self) -> Trust:
         """The run's one trust decision, for the commit checked out in the workspace, logged with its reason."""
-        from litmus.github.trust_decision import decide_trust
-        from litmus.trust import origin
-
         inputs = self.inputs
         trusted, reason = decide_trust(self.ctx, self.client, self.workspace, inputs.probes)
         self.deployment_url = self._deployment_url(trusted or inputs.allow_fork_code)
@@ -287,8 +295,6 @@ class _Action:
 
     def _log_trust(self) -> None:
         """The decision and its reason, once; after the run's secrets are masked, like everything printed."""
-        from litmus.trust import FORK_CODE_INPUT
-
         trust = self.trust
         if trust.trusted:
             self.out.log(f"Litmus: {trust.reason}")
@@ -303,9 +309,6 @@ class _Action:
     def _deployment_url(self, trusted: bool) -> str | None:
         """The deployment_status event's URL, when the run uses it (no `base-url` input): data a fork's pull
         request may have shaped, so its host must match `deployment-hosts`; unset, only trusted runs use it."""
-        import fnmatch
-        from urllib.parse import urlsplit
-
         url = None if self.inputs.base_url else self.ctx.deployment_url()
         if not url:
             return None
@@ -322,8 +325,6 @@ class _Action:
 
     def _deployed_pull_request(self) -> PullRequest | None:
         """On deployment_status: the open PR whose head is the deployed commit, asked of the REST API."""
-        from litmus.github.changes import pull_request_of_commit
-
         sha = self.ctx.deployed_sha()
         if not (sha and self.client):
             return None
@@ -362,9 +363,6 @@ class _Action:
         return self._changed
 
     def _run_suites(self) -> tuple[RunResult, dict[str, Path]] | None:
-        from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
-        from litmus.run.runner import RunOptions
-
         inputs = self.inputs
         environ = self.environ
         if inputs.judge_api_key:
@@ -407,9 +405,6 @@ class _Action:
 
     def _baseline_artifact(self):
         """The base branch's last results (`baseline: artifact`), or None with a notice saying why."""
-        from litmus.github.artifacts import fetch_baseline, workflow_path
-        from litmus.pipeline import Baseline
-
         if self.pr is None:
             self.out.log("Litmus: baseline: artifact applies to pull requests; this run has none to compare")
             return None
@@ -449,8 +444,6 @@ class _Action:
         return touched
 
     def _wait(self, base_url: str | None) -> None:
-        from litmus.github.wait import NotReady, wait_until_ready
-
         target = self.inputs.wait_for
         if not target.startswith(("http://", "https://")):
             if not base_url:
@@ -471,10 +464,6 @@ class _Action:
                      f"{event.suite.name} › {flow_run.flow}{where}")
 
     def _merge_shards(self) -> tuple[RunResult, dict[str, Path]]:
-        from litmus.merge import MergeError, merge
-        from litmus.pipeline import write_outputs
-        from litmus.results import ResultsError, load_results
-
         files: list[Path] = []
         for given in self.inputs.merge:
             path = self.workspace / given
@@ -492,7 +481,7 @@ class _Action:
         self._check_results_provenance(merged)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
-        paths, problems = write_outputs(merged, self.workspace / self.inputs.output_dir, links=links)
+        paths, problems = write_reports(merged, self.workspace / self.inputs.output_dir, links=links)
         self._after_writing(paths, problems)
         return merged, paths
 
@@ -500,8 +489,6 @@ class _Action:
         """On `workflow_run`, the results to merge were made by the triggering run, which a fork's pull request
         can make with its own workflow: unless that run is the repository's own, its verdict is reported but
         vouched for by nobody, so the check run is neutral and every report says why."""
-        from litmus.github.artifacts import workflow_run_provenance
-
         if self.ctx.event_name != "workflow_run":
             return
         proven, why = workflow_run_provenance(self.ctx.event)
@@ -574,20 +561,14 @@ class _Action:
         self.out.echo_untrusted(str(exc))
 
     def _publish_check_run(self, result: RunResult, paths: dict[str, Path], selected: list[Annotation]) -> str | None:
-        from litmus.github.checks import publish_check_run
-
         sha = self.ctx.head_sha()
         if not (self.inputs.check_run and self.client and sha):
             return None
-        from litmus.verdict import conclusion as conclusion_of
-
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
                  else f"{len(result.suites)} suite(s) passed")
         conclusion = conclusion_of(result, self.inputs.fail_on, unproven=bool(self.unproven_results))
         if result.baseline is not None:
-            from litmus.compare import headline
-
             title = headline(result.baseline)
         if result.run.interrupted:
             title = f"interrupted: {title} so far"
@@ -617,8 +598,6 @@ class _Action:
                             f"per step): see {self._relative(paths['sarif'])} and the PR comment or job summary")
 
     def _publish_comment(self, paths: dict[str, Path]) -> str | None:
-        from litmus.github.comment import token_login, upsert_comment
-
         if not (self.inputs.comment and self.pr and self.client):
             return None
         try:

@@ -19,6 +19,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from litmus.compare import compare, headline
+from litmus.results import ResultsError, load_results, write_results
+from litmus.verdict import exit_code
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("baseline", type=Path, metavar="BASE.json", help="results.json of the baseline run")
@@ -30,10 +34,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from litmus.compare import compare, headline
-    from litmus.results import ResultsError, load_results, write_results
-    from litmus.verdict import exit_code
-
     try:
         baseline = load_results(args.baseline)
         head = load_results(args.head)

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from litmus.commands.run import DEFAULT_OUT, FAIL_ON
+from litmus.demo.run import run_demo
 
 DEFAULT_PROBES = "probes/"
 
@@ -42,8 +43,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from litmus.demo.run import run_demo
-
     if not Path(args.probes).exists():
         print(f"litmus demo: {args.probes} not found. The example suites live in the probes/ folder of the Litmus "
               "repository: run `litmus demo` from a clone of it, or pass --probes PATH.", file=sys.stderr)

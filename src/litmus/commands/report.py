@@ -24,6 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from litmus.load import repo_root
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
 from litmus.results import OutputError, ResultsError, check_output_dir, load_results
 
@@ -58,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(render(formats[0], result, **options))
         return 0
-    from litmus.load import repo_root
 
     try:
         check_output_dir(args.out, repo_root())

@@ -37,11 +37,19 @@ SIGINT/SIGTERM (partial results are still written, marked interrupted).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from litmus.config import add_config_arguments
+from litmus.errors import ProbeError, render_diagnostics
+from litmus.load import repo_root
+from litmus.load.run_vars import base_url_override, run_vars
+from litmus.results import ResultsError, load_results
+from litmus.trust import Trust, never_resolves
 
 if TYPE_CHECKING:
     from litmus.trust import Trust
@@ -100,17 +108,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     loudness.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="also print every flow run as it ends, skipped assertions and every mismatch")
-    from litmus.config import add_config_arguments
 
     add_config_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from litmus.console import Console
-    from litmus.errors import ProbeError, render_diagnostics
-    from litmus.load import repo_root
-    from litmus.pipeline import ConsoleChannel, RunRefused, RunRequest, prepare
-    from litmus.run.runner import RunOptions
+    from litmus.console import Console  # lazy: validate imports this module; the console costs 30 ms
+    from litmus.pipeline import (  # lazy: 130 ms only a run needs (validate imports this module)
+        ConsoleChannel,
+        RunRefused,
+        RunRequest,
+        prepare,
+    )
+    from litmus.run.runner import RunOptions  # lazy: 130 ms only a run needs (validate imports this module)
 
     environ = os.environ
     console = Console(verbosity=-1 if args.quiet else 1 if args.verbose else 0, environ=environ)
@@ -147,16 +157,12 @@ def run(args: argparse.Namespace) -> int:
 
 def read_run_vars(args: argparse.Namespace) -> dict:
     """`--vars-file` then `--var` values (ValueError or ProbeError when malformed)."""
-    from litmus.load.run_vars import run_vars
-
     return run_vars(args.vars_file, args.var)
 
 
 def _trust(env_allow: list[str], environ) -> Trust:
     """A local run's trust: the operator's own files; `--env-allow` (else LITMUS_ENV_ALLOW) lists the
     env values shown in the outputs (ValueError for a name that never resolves: listing it does nothing)."""
-    from litmus.trust import Trust, never_resolves
-
     given = env_allow or [environ.get("LITMUS_ENV_ALLOW", "")]
     names = [name.strip() for text in given for name in text.split(",") if name.strip()]
     refused = [name for name in names if never_resolves(name)]
@@ -167,8 +173,6 @@ def _trust(env_allow: list[str], environ) -> Trust:
 
 
 def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
-    from litmus.load.run_vars import base_url_override
-
     every, per_suite = None, {}
     for text in given:
         suite, url = base_url_override(text)
@@ -181,13 +185,12 @@ def _base_urls(given: list[str]) -> tuple[str | None, dict[str, str]]:
 
 def _baseline(given: str | None):
     """None, the base deployment to run against, a loaded results document, or a usage error message."""
-    from litmus.pipeline import Baseline
+    from litmus.pipeline import Baseline  # lazy: 130 ms only a run needs (validate imports this module)
 
     if not given:
         return None
     if re.match(r"(?i)https?://", given):
         return Baseline(url=given)
-    from litmus.results import ResultsError, load_results
 
     try:
         return Baseline(result=load_results(given), source=given)
@@ -196,11 +199,13 @@ def _baseline(given: str | None):
 
 
 def _execute(request, channel, console, suites, judge) -> int:
-    import gc
 
-    from litmus.pipeline import execute
-    from litmus.run.signals import StopOnSignals, exit_abandoning
-    from litmus.verdict import exit_code
+    from litmus.pipeline import execute  # lazy: 130 ms only a run needs (validate imports this module)
+    from litmus.run.signals import (  # lazy: 130 ms only a run needs (validate imports this module)
+        StopOnSignals,
+        exit_abandoning,
+    )
+    from litmus.verdict import exit_code  # lazy: 130 ms only a run needs (validate imports this module)
 
     options = request.options
     # The suites, and then the results, live until the process exits: frozen, the cyclic GC stops
@@ -224,10 +229,14 @@ def _execute(request, channel, console, suites, judge) -> int:
 
 def _formats(given: list[str] | None) -> list[str] | None | str:
     """The chosen report formats (None = all), or a usage error message."""
+    from litmus.report import (  # lazy: 130 ms only a run needs (validate imports this module)
+        UnknownFormat,
+        check_formats,
+    )
+
     if not given:
         return None
     names = [name.strip() for value in given for name in value.split(",") if name.strip()]
-    from litmus.report import UnknownFormat, check_formats
 
     try:
         return check_formats(names)
@@ -236,7 +245,7 @@ def _formats(given: list[str] | None) -> list[str] | None | str:
 
 
 def _usage(message: str) -> int:
-    from litmus.console import clean
+    from litmus.console import clean  # lazy: validate imports this module; the console costs 30 ms
 
     print(f"litmus run: error: {clean(message)}", file=sys.stderr)
     return 2

@@ -28,7 +28,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+
+from litmus.commands.run import read_run_vars
+from litmus.config import resolve_config
+from litmus.errors import ProbeError
+from litmus.load import load_suites, repo_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +52,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from litmus.commands.run import read_run_vars
-    from litmus.config import resolve_config
-    from litmus.errors import ProbeError
-    from litmus.load import load_suites, repo_root
 
     result = None
     try:

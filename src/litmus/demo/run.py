@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import TextIO
 
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
+from litmus.console import Console
 from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
+from litmus.errors import ProbeError, render_diagnostics
+from litmus.judges import JudgeService
+from litmus.load import load_suites, repo_root
+from litmus.pipeline import ConsoleChannel, RunRequest, execute
 from litmus.run.runner import RunOptions
 from litmus.trust import Trust
-from litmus.verdict import FailOn
+from litmus.verdict import FailOn, exit_code
 
 # The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
 # an escalated and a needs_review outcome. The replay provider keys cassettes by prompt and tier only.
@@ -55,13 +60,6 @@ def has_cassettes(probes: Path) -> bool:
 
 def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str], stdout: TextIO,
              stderr: TextIO) -> int:
-    from litmus.console import Console
-    from litmus.errors import ProbeError, render_diagnostics
-    from litmus.judges import JudgeService
-    from litmus.load import load_suites, repo_root
-    from litmus.pipeline import ConsoleChannel, RunRequest, execute
-    from litmus.verdict import exit_code
-
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
     try:

@@ -37,10 +37,13 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html import escape
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from xml.sax.saxutils import escape as xml_escape
+from xml.sax.saxutils import quoteattr
 
 
 @dataclass(frozen=True)
@@ -164,8 +167,6 @@ class MarkupPages:
     )
 
     def order_invoice(self, body: bytes, order_id: str) -> None:
-        from html import escape
-
         order = self.find_order(order_id)
         lines = "".join(
             f'<li class="line" data-sku="{escape(line["sku"])}">{line["quantity"]} x {escape(line["name"])}</li>'
@@ -182,10 +183,8 @@ class MarkupPages:
                                                              ("Cache-Control", "private")])
 
     def catalog_feed(self, body: bytes) -> None:
-        from xml.sax.saxutils import escape, quoteattr
-
         products = "".join(
-            f"<product sku={quoteattr(item['sku'])}><name>{escape(item['name'])}</name>"
+            f"<product sku={quoteattr(item['sku'])}><name>{xml_escape(item['name'])}</name>"
             f'<p:price currency="EUR">{float(item["unit_price"]):.2f}</p:price></product>'
             for item in CATALOGUE.values()
         )

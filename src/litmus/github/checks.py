@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from litmus.github.api import GitHubClient
 from litmus.github.findings import Annotation
+from litmus.text import clip
 
 CHECK_NAME = "Litmus"
 ANNOTATIONS_PER_REQUEST = 50
@@ -41,17 +42,13 @@ def annotation(finding: Annotation) -> dict:
     }
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 2] + " …"
-
-
 def publish_check_run(
     client: GitHubClient, repository: str, head_sha: str, *, conclusion: str, title: str, summary: str,
     findings: Sequence[Annotation], details_url: str | None = None, name: str = CHECK_NAME,
 ) -> CheckRun:
     """Create a completed check run with the verdict as conclusion and every finding as an annotation."""
     batches = [list(findings[i: i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(findings), ANNOTATIONS_PER_REQUEST)]
-    output = {"title": _clip(title, TITLE_LIMIT), "summary": _clip(summary, SUMMARY_LIMIT)}
+    output = {"title": clip(title, TITLE_LIMIT), "summary": clip(summary, SUMMARY_LIMIT)}
     body = {
         "name": name, "head_sha": head_sha, "status": "completed", "conclusion": conclusion,
         "output": {**output, "annotations": [annotation(f) for f in (batches[0] if batches else [])]},

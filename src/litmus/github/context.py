@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litmus.text import clip
+
 _TRUE = ("true", "True", "TRUE")
 _FALSE = ("false", "False", "FALSE")
 
@@ -174,7 +176,7 @@ class GitHubContext:
 
 def read_event(path: Path, event_name: str) -> dict[str, Any]:
     """The event payload at `path`, checked where the action relies on it (`EVENT_FIELDS`)."""
-    import jsonschema
+    import jsonschema  # lazy: jsonschema: ~115 ms, only when a schema is checked
 
     where = f"event file {path} ({event_name or 'no GITHUB_EVENT_NAME'})"
     try:
@@ -203,7 +205,7 @@ def read_event(path: Path, event_name: str) -> dict[str, Any]:
 
 def pull_request_from_payload(payload: dict[str, Any], repository: str) -> PullRequest:
     """A PR as an event or the REST API describes it; InputError when it lacks what the action uses."""
-    import jsonschema
+    import jsonschema  # lazy: jsonschema: ~115 ms, only when a schema is checked
 
     error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_PULL_REQUEST).iter_errors(payload))
     if error is not None:
@@ -223,4 +225,4 @@ def pull_request_from_payload(payload: dict[str, Any], repository: str) -> PullR
 def _shorten(text: str, limit: int = 200) -> str:
     """jsonschema quotes the offending value, which an event can make megabytes long."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    return clip(flat, limit)

@@ -11,13 +11,13 @@ status is all the wait needs.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
 from litmus import net
+from litmus.deadline import Deadline, clock
 
 
 class NotReady(Exception):
@@ -26,7 +26,7 @@ class NotReady(Exception):
 
 def wait_until_ready(
     url: str, timeout_s: float, *, interval_s: float = 2.0, log: Callable[[str], None] = print,
-    clock: Callable[[], float] = time.monotonic, stop: threading.Event | None = None,
+    stop: threading.Event | None = None,
 ) -> float | None:
     """Seconds waited until `url` answered 2xx, None when `stop` was set first; raises `NotReady`
     saying what it saw last.
@@ -35,14 +35,14 @@ def wait_until_ready(
     """
     stop = stop or threading.Event()
     start = clock()
-    deadline = start + timeout_s
+    deadline = Deadline.after(timeout_s)
     attempt = 0
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litmus-wait")
     with net.Session() as session:
         try:
             while True:
                 attempt += 1
-                remaining = deadline - clock()
+                remaining = deadline.remaining()
                 pending = pool.submit(session.get, url, timeout=max(1.0, min(10.0, remaining)), allow_redirects=True)
                 while not pending.done():
                     if stop.wait(0.1):
@@ -61,12 +61,12 @@ def wait_until_ready(
                 except requests.RequestException as exc:
                     last = type(exc).__name__
                 elapsed = clock() - start
-                if clock() >= deadline:
+                if deadline.expired:
                     raise NotReady(f"{url} was not ready after {elapsed:.0f}s ({attempt} attempts, last: {last}); "
                                    f"raise wait-timeout if the deployment needs longer")
                 log(f"waiting for {url}: {last} ({elapsed:.0f}s of {timeout_s:.0f}s)")
                 # The last try lands on the deadline itself, however the interval divides the timeout.
-                if stop.wait(max(0.0, min(interval_s, deadline - clock()))):
+                if stop.wait(max(0.0, min(interval_s, deadline.remaining()))):
                     return None
         finally:
             # A hanging attempt is left behind after a stop; its thread ends with its timeout.

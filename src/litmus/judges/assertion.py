@@ -1,8 +1,6 @@
-"""The one implementation behind the nine LLM-based assertion types.
-
-Each type module's `evaluate` calls `evaluate_with_judge`: choose the judged text (`select`, else
-the body), render and redact the type's fields, build the type's prompt, let the judge service
-decide (cache, escalation, budget), and turn the decision into an `AssertionOutcome`.
+"""The judge's side of the judged assertion types (litmus.assertions.judged, whose `evaluate` hands
+each to the judge service): choose the judged text (`select`, else the body), render and redact the
+type's fields, build the type's prompt, and turn the service's decision into an `AssertionOutcome`.
 """
 
 from __future__ import annotations
@@ -10,10 +8,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from litmus.assertions._common import not_judged
+from litmus.assertions._jsonpaths import find
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
+from litmus.response import BodyNotJSON
 from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
+from litmus.text import MARK
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
@@ -26,14 +26,6 @@ DEFAULT_THRESHOLD = 75.0
 
 class NotJudgeable(Exception):
     """The assertion cannot be put to a judge (bad select, missing scenario field); an `error` outcome."""
-
-
-def evaluate_with_judge(assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
-    if ctx.judge is None:
-        return not_judged(assertion, "no_judge")
-    if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
-        return not_judged(assertion, "no_scenario")
-    return ctx.judge.evaluate_assertion(assertion, ctx)
 
 
 def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
@@ -66,9 +58,6 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
     if select is None:
         text = ctx.response.text
     else:
-        from litmus.assertions._jsonpaths import find
-        from litmus.run.response import BodyNotJSON
-
         try:
             matches = find(select, ctx.response.json())
         except BodyNotJSON as exc:
@@ -78,7 +67,7 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
         where, value = matches[0] if len(matches) == 1 else (select, [v for _, v in matches])
         text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
     if len(text) > MAX_JUDGED_CHARS:
-        text = text[:MAX_JUDGED_CHARS] + f"\n[… {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
+        text = text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
     return text, where
 
 

@@ -39,6 +39,7 @@ from litmus.git import tracked_names
 from litmus.judges.prompts import Prompt
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.results import write_json_atomic
+from litmus.text import clip
 from litmus.trust import Trust
 
 FORMAT = 1
@@ -139,7 +140,7 @@ class VectorStore(_Store):
             "kind": "embedding",
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
             # What was embedded, for a reviewer (already redacted); the key is the whole text.
-            "text": text if len(text) <= 200 else text[:200] + "…",
+            "text": clip(text, 200),
             "embeddings": {"provider": provider, "model": model},
             "usage": {"input_tokens": input_tokens, "latency_ms": round(latency_ms, 1)},
             "embedding": vector,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from litmus.judges.cache import DistrustedRecording, Recordings, embedding_cassette_key, embedding_cassettes
 from litmus.judges.providers import HTTPTransport, ProviderError
+from litmus.text import clip
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class ReplayEmbeddings:
         key = embedding_cassette_key(text)
         vector = self._store.get(key)
         if vector is None:
-            shown = text if len(text) <= 60 else text[:60] + "…"
+            shown = clip(text, 60)
             raise ProviderError(f"replay: no embedding cassette {key} for {shown!r} in {self._store.directory}; "
                                 "record one with --record and a live embeddings model")
         refusal = self._recordings.refusal(self._store.path(key))

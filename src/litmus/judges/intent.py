@@ -11,6 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit, urlunsplit
 
 from litmus.results import AssertionOutcome, FlowRunResult
+from litmus.text import MARK
 
 MAX_BODY_CHARS = 2_000
 MAX_TRANSCRIPT_CHARS = 16_000
@@ -44,7 +45,8 @@ def transcript(flow_run: FlowRunResult) -> str:
             lines.append(f"- assertion {label}: {outcome.status}{score}{why}")
     text = "\n".join(lines)
     if len(text) > MAX_TRANSCRIPT_CHARS:
-        text = text[:MAX_TRANSCRIPT_CHARS] + f"\n[… transcript cut: {len(text) - MAX_TRANSCRIPT_CHARS} more characters]"
+        more = len(text) - MAX_TRANSCRIPT_CHARS
+        text = text[:MAX_TRANSCRIPT_CHARS] + f"\n[{MARK} transcript cut: {more} more characters]"
     return text
 
 
@@ -66,4 +68,5 @@ def _target_path(url: str) -> str:
 
 def _cut(text: str) -> str:
     text = text.strip()
-    return text if len(text) <= MAX_BODY_CHARS else text[:MAX_BODY_CHARS] + f" [… {len(text) - MAX_BODY_CHARS} more]"
+    more = len(text) - MAX_BODY_CHARS
+    return text if more <= 0 else text[:MAX_BODY_CHARS] + f" [{MARK} {more} more]"

@@ -15,6 +15,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from litmus.assertions import judged
+from litmus.text import clip
+
 PROMPT_VERSION = "litmus-judge-1"
 
 SYSTEM = """\
@@ -71,10 +74,7 @@ CRITERIA: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         (("rubric", "Rubric"),),
     ),
 }
-SCENARIO_TYPES = frozenset(
-    {"consistent_with_scenario_data", "accurate_with_scenario_context", "no_hallucination_vs_scenario",
-     "contextual_evaluation"}
-)
+SCENARIO_TYPES = frozenset(name for name, row in judged.SPECS.items() if row.family == "scenario")
 INTENT_CRITERION = (
     "The flow run achieved the suite's intent. Read the transcript of its HTTP requests and responses and the "
     "outcomes of its assertions, and judge the run as a whole against the intent: did the system under test "
@@ -164,4 +164,4 @@ def content_nonce(blocks: list[Block]) -> str:
 
 def _one_line(text: str, limit: int = 120) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line, limit)

@@ -14,8 +14,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from litmus.response import without_lone_surrogates
 from litmus.results import Mismatch
-from litmus.run.response import without_lone_surrogates
+from litmus.text import clip
 
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 REQUIRED = ("score", "reason")
@@ -93,4 +94,4 @@ def _mismatch(item) -> Mismatch:
 
 def _excerpt(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[:limit] + "…")
+    return repr(clip(flat, limit))

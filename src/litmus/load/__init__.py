@@ -19,12 +19,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from litmus import files
 from litmus.errors import Diagnostic, Position, ProbeError
-from litmus.load import files
-from litmus.load.diagnostics import Collector, Span, did_you_mean
+from litmus.files import MAX_FILE_BYTES
+from litmus.load.diagnostics import Collector, Span
 from litmus.load.known_valid import known_valid
-from litmus.load.source import MAX_FILE_BYTES, SourceError, read_yaml
+from litmus.load.source import SourceError, read_yaml
+from litmus.load.suite import SuiteBuilder
 from litmus.model import Suite
+from litmus.text import did_you_mean
 from litmus.trust import Trust
 
 SUFFIXES = (".yaml", ".yml")
@@ -52,7 +55,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
     ones skipped), sorted.
 
     A path given explicitly as a file is returned whatever its suffix. Only names are listed here:
-    every file is resolved (`litmus.load.files`) before it is read. Raises ProbeError for paths
+    every file is resolved (`litmus.files`) before it is read. Raises ProbeError for paths
     that do not exist.
     """
     found: list[Path] = []
@@ -215,8 +218,6 @@ def _load_file(path: Path, display: str, root: Path, collector: Collector, envir
                strict_env: bool, run_vars: Mapping[str, object], *, warn_if_not_suite: bool,
                trust: Trust | None) -> Suite | None:
     """The suite in `path` (its real path, resolved), shown as `display`."""
-    from litmus.load.suite import SuiteBuilder
-
     start = Span(Position(display, 1, 1))
     errors_before = collector.count_errors()
     try:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from litmus.assertions._common import regex
+from litmus.assertions._jsonpaths import compile_path  # the runner's dialect and cache
 from litmus.load.known_valid import known_valid
 from litmus.templating import TEMPLATE
 
@@ -20,7 +22,7 @@ def regex_error(pattern: str) -> str | None:
     The runner inserts a template's value into the regex as it is; the check lets each template
     stand for a plain word, so the regex around the templates must be valid on its own.
     """
-    import regex
+    import regex  # lazy: regex: ~30 ms, only for a suite that uses a regex
 
     try:
         compile_regex(TEMPLATE.sub("x", pattern))
@@ -31,8 +33,6 @@ def regex_error(pattern: str) -> str | None:
 
 def compile_regex(pattern: str):
     """`pattern` compiled by the engine the runner searches with (`litmus.assertions._common.regex`)."""
-    from litmus.assertions._common import regex
-
     return regex(pattern)
 
 
@@ -40,7 +40,7 @@ def xpath_error(expr: str, namespaces_item) -> str | None:
     """Why `expr` is not an XPath 1.0 expression lxml can compile (with the assertion's namespaces)."""
     if TEMPLATE.search(expr):
         return "templates are not allowed in an XPath (filter on the value with a predicate instead)"
-    from lxml import etree
+    from lxml import etree  # lazy: lxml: ~35 ms, only for a suite that uses XPath
 
     namespaces = namespaces_item.plain() if namespaces_item is not None else None
     if namespaces is not None and not (isinstance(namespaces, dict)
@@ -58,7 +58,6 @@ def jsonpath_error(expr: str) -> str | None:
         return "templates are not allowed in a JSONPath (filter on the value with an assertion instead)"
     if ("jsonpath", expr) in known_valid:
         return None
-    from litmus.assertions._jsonpaths import compile_path  # the runner's dialect and cache
 
     try:
         compile_path(expr)
@@ -92,7 +91,7 @@ _SCHEMA_ERRORS: dict[str, str | None] = {}
 
 
 def _check_schema(schema: Any) -> str | None:
-    from jsonschema import exceptions, validators
+    from jsonschema import exceptions, validators  # lazy: jsonschema: ~115 ms, only when a schema is checked
 
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
@@ -117,6 +116,6 @@ def unchecked_formats(schema: Any) -> list[str]:
             stack.extend(value)
     if not formats:
         return []  # most schemas: no need to import jsonschema to know
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # lazy: jsonschema: ~115 ms, only when a schema is checked
 
     return sorted(formats - set(Draft202012Validator.FORMAT_CHECKER.checkers))

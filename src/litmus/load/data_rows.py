@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from litmus import files
 from litmus.errors import Position
-from litmus.load import files
+from litmus.files import MAX_FILE_BYTES
 from litmus.load.diagnostics import Collector
-from litmus.load.source import MAX_DEPTH, MAX_FILE_BYTES, SourceError, parse_yaml
+from litmus.load.source import MAX_DEPTH, SourceError, parse_yaml
 from litmus.model import Context, Scenario
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
@@ -47,7 +48,7 @@ class Row:
 
 def rows(path: Path, display: str) -> Iterator[Row]:
     """The rows of `path` (the real path the loader resolved) in order; raises RowError at the first
-    bad one, FileRefused (`litmus.load.files`) when the file may not be read."""
+    bad one, FileRefused (`litmus.files`) when the file may not be read."""
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         raise RowError(1, 1, f"'{display}': unknown data format {path.suffix!r} (use .csv, .jsonl, .yaml or .json)")

@@ -63,11 +63,3 @@ class Collector:
 
     def count_errors(self) -> int:
         return len(self.errors)
-
-
-def did_you_mean(word: str, candidates) -> str:
-    """` (did you mean 'x'?)` when a close candidate exists, else ''."""
-    import difflib  # only needed when something is wrong
-
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from litmus.errors import Position
-from litmus.load.diagnostics import Collector, did_you_mean
+from litmus.load.diagnostics import Collector
 from litmus.load.source import Item
 from litmus.model import MISSING
+from litmus.text import did_you_mean
 
 _TYPE_NAMES = {
     "string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",

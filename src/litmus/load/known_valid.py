@@ -17,6 +17,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from litmus import __version__
+from litmus.results import write_json_atomic
 
 # Enough for every expression and schema of a large repository; the oldest are dropped past it.
 _CAPACITY = 20_000
@@ -79,7 +80,6 @@ class KnownValid:
     def save(self) -> None:
         if not self._added or self._path is None or self._keys is None:
             return
-        from litmus.results import write_json_atomic
 
         keys = list(self._keys)[-_CAPACITY:]
         try:

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from litmus import files
 from litmus.errors import Diagnostic, Position, ProbeError
-from litmus.load import files
 from litmus.load.diagnostics import Collector, Span
 from litmus.load.source import SourceError, read_yaml
 

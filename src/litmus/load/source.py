@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 
+from litmus import files
 from litmus.errors import Position
-from litmus.load import files
+from litmus.files import MAX_FILE_BYTES
 from litmus.load.diagnostics import Collector, Span
 
-MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
 
@@ -74,7 +74,7 @@ class Item:
 
 
 def read_yaml(path: Path, display: str, collector: Collector) -> Item | None:
-    """The document of `path` (a real path from `litmus.load.files`) as an Item (None for an empty
+    """The document of `path` (a real path from `litmus.files`) as an Item (None for an empty
     document); SourceError if it cannot be read."""
     try:
         data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="probe files")

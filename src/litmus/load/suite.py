@@ -13,13 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from litmus import files
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
-from litmus.load import checks, files
-from litmus.load.diagnostics import Collector, Span, did_you_mean
+from litmus.files import MAX_FILE_BYTES
+from litmus.load import checks
+from litmus.load.data_rows import RowError, rows, too_deep
+from litmus.load.diagnostics import Collector, Span
 from litmus.load.fields import Fields, describe
-from litmus.load.source import MAX_DEPTH, MAX_FILE_BYTES, Item, SourceError, parse_yaml
+from litmus.load.source import MAX_DEPTH, Item, SourceError, parse_yaml
 from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
     MISSING,
@@ -39,6 +42,7 @@ from litmus.model import (
     SuiteJudge,
 )
 from litmus.templating import TEMPLATE
+from litmus.text import did_you_mean
 from litmus.trust import Trust
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
@@ -228,8 +232,6 @@ class SuiteBuilder:
 
     def scenario_rows(self, item: Item, path: Path, inline_ids: set[str]) -> tuple[int, FileScenarios | None]:
         """Check every row of a scenarios file (streamed): (rows, what templates may use of them)."""
-        from litmus.load.data_rows import RowError, rows
-
         display = self.display(path)
         first_line: dict[str, int] = {}
         common: set[str] | None = None
@@ -287,7 +289,7 @@ class SuiteBuilder:
         return None if data is MISSING else data
 
     def referenced_file(self, item: Item, relative: str) -> Path | None:
-        """The real path of the file `relative` names, by the one rule (`litmus.load.files`), recorded in
+        """The real path of the file `relative` names, by the one rule (`litmus.files`), recorded in
         `referenced_files`; a file it refuses is an error at `item`, the field that named it."""
         try:
             path = files.resolve(relative, self.abs_path.parent, self.root)
@@ -310,8 +312,6 @@ class SuiteBuilder:
         try:
             data = files.read_bytes(path, MAX_FILE_BYTES, shown=display, what="referenced files")
             if path.suffix.lower() == ".json":
-                from litmus.load.data_rows import too_deep
-
                 value = json.loads(data.decode())
                 if too_deep(value):
                     self.c.error(item.span, f"'{display}' nests deeper than {MAX_DEPTH} levels (the limit for YAML "
@@ -748,7 +748,10 @@ class SuiteBuilder:
 
     def function_file(self, f: Fields, item: Item, reference: str) -> Path | None:
         """The file of `file.py:name` (resolved), when it defines that function; else an error at `item`."""
-        from litmus.assertions.python import defined_functions, split
+        from litmus.assertions.python import (  # lazy: only a suite with python checks needs it (9 ms)
+            defined_functions,
+            split,
+        )
 
         relative, name = split(reference)
         if not relative.endswith(".py") or not IDENTIFIER.fullmatch(name):
@@ -801,7 +804,7 @@ class SuiteBuilder:
         run may resolve: a fragment, an `$id` of the same document, or a relative file reference the one
         file rule accepts. An error at `item` for each one that is not (nothing is fetched, ever). Each file
         is read here into `schema_documents`, where the run looks it up: it reads no file."""
-        from litmus.assertions.schema import file_refs
+        from litmus.assertions.schema import file_refs  # lazy: only a suite with schema files needs it (4 ms)
 
         ok = True
         pending = [(schema, base)]

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from litmus.load.diagnostics import Collector, did_you_mean
+from litmus.load.diagnostics import Collector
 from litmus.load.source import Item
 from litmus.templating import FILTERS, MAX_RENDERED_CHARS, Reference, references
+from litmus.text import did_you_mean
 from litmus.trust import Trust
 
 

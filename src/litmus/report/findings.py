@@ -34,6 +34,7 @@ from litmus.results import (
     StepResult,
     SuiteResult,
 )
+from litmus.text import clip
 
 TRANSPORT_ERROR = "transport_error"
 INTENT_EVALUATION = "intent_evaluation"
@@ -252,10 +253,6 @@ def show(value: Any, limit: int = 300) -> str:
     """A value as JSON, so its type shows: the string `"12.50"` is not the number `12.50`, and a list
     is not its JSON text."""
     return clip(json.dumps(value, ensure_ascii=False, sort_keys=True), limit)
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def tier_name(record: JudgeRecord, index: int) -> str:

@@ -21,11 +21,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from litmus.assertions._jsonpaths import format_path
+from litmus.compare import headline
 from litmus.report import findings as fd
 from litmus.report import plots
 from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
+from litmus.text import clip
 
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
 JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
@@ -273,11 +275,10 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
     summary = result.baseline
     if summary is None:
         return Markup("")
-    from litmus.compare import headline
 
     def entry(finding: fd.Finding) -> Markup:
         return tag("li", link(finding.where, f"#f-{finding.fingerprint}"), ": ",
-                   fd.clip(fd.summary_sentence(finding), 200))
+                   clip(fd.summary_sentence(finding), 200))
 
     new = [f for f in findings if f.baseline != "unchanged"]
     unchanged = [f for f in findings if f.baseline == "unchanged"]
@@ -293,7 +294,7 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
         parts.append(tag("h3", f"Fixed ({len(summary.fixed_findings)})"))
         parts.append(tag("ul", *(tag("li", " › ".join(p for p in (item.suite, item.flow, item.step) if p),
                                      f" [{item.scenario}]" if item.scenario else "", ": ", tag("code", item.label),
-                                     f" (was: {fd.clip(item.reason, 200)})")
+                                     f" (was: {clip(item.reason, 200)})")
                                  for item in summary.fixed_findings)))
     if unchanged:
         parts.append(tag("details", tag("summary", f"Already failing on the base branch ({len(unchanged)})"),
@@ -406,7 +407,7 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup
     if finding.step is None:
         body.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
     summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
-                  fd.clip(fd.summary_sentence(finding), 300))
+                  clip(fd.summary_sentence(finding), 300))
     if finding.baseline in ("new", "unchanged"):
         body.insert(0, tag("p", "New in this PR" if finding.baseline == "new" else "Already failing on the base branch",
                            class_=f"baseline-{finding.baseline}"))
@@ -452,7 +453,7 @@ def _exchange(finding: fd.Finding, step: StepResult, paths: set[str]) -> Markup:
 
 def _body(text: str, paths: set[str]) -> Markup:
     """The body, JSON pretty-printed with each mismatch path's node marked; other text as it is."""
-    text = fd.clip(text, BODY_CHARS)
+    text = clip(text, BODY_CHARS)
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):  # a hostile body may nest past the interpreter's limit

@@ -40,6 +40,7 @@ from litmus.results import (
     run_label,
     runs_per_flow,
 )
+from litmus.text import clip
 
 BODY_LIMIT = 20_000
 
@@ -55,7 +56,7 @@ def _run_label(flow_run: FlowRunResult, runs: int) -> str:
 
 def _mismatch_table(outcome: AssertionOutcome) -> str:
     rows = [("path", "expected", "actual", "reason")]
-    rows += [(m.path, fd.show(m.expected, 80), fd.show(m.actual, 80), fd.clip(m.reason, 200))
+    rows += [(m.path, fd.show(m.expected, 80), fd.show(m.actual, 80), clip(m.reason, 200))
              for m in outcome.mismatches]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return "\n".join(" | ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip() for row in rows)
@@ -80,7 +81,7 @@ def _outcome_body(outcome: AssertionOutcome, step: StepResult, suite: SuiteResul
         lines += ["", *judge]
     if step.request is not None:
         lines += ["", "reproduce:", fd.step_curl(flow_run, step, 2_000)]
-    return fd.clip("\n".join(lines), BODY_LIMIT)
+    return clip("\n".join(lines), BODY_LIMIT)
 
 
 def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, runs: int) -> TestCase:
@@ -109,7 +110,7 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
     if step.request is not None:
         case.stdout = f"{step.request.method} {step.request.url} -> {fd.response_text(step)}"
         if step.response is not None and step.response.body:
-            case.stdout += "\n\n" + fd.clip(step.response.body, 4_000)
+            case.stdout += "\n\n" + clip(step.response.body, 4_000)
     return case
 
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from litmus.compare import headline
 from litmus.report import findings as fd
 from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult
+from litmus.text import clip
 
 MARKER = "<!-- litmus-report -->"
 COMMENT_LIMIT = 65_536
@@ -130,7 +132,7 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
         lines = [f"\n## Fixed ({len(summary.fixed_findings)})\n", "Failing on the base branch, holding here:", ""]
         lines += [f"- ✅ {prose(' › '.join(p for p in (item.suite, item.flow, item.step) if p))}"
                   f"{f' [{prose(item.scenario)}]' if item.scenario else ''}: {code(item.label)} "
-                  f"(was: {prose(fd.clip(item.reason, 160))})" for item in summary.fixed_findings]
+                  f"(was: {prose(clip(item.reason, 160))})" for item in summary.fixed_findings]
         fixed = "\n".join(lines) + "\n"
     sections = [Section("New in this PR", new, opening=opening), Section("Fixed", [], opening=fixed)]
     if unchanged:
@@ -172,14 +174,12 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
         facts.append(f"shard {result.run.shard}")
     lines = [" · ".join(facts)]
     if result.baseline is not None:
-        from litmus.compare import headline
-
-        lines.append(f"**Compared with the base branch** ({code(fd.clip(result.baseline.source, 120))}): "
+        lines.append(f"**Compared with the base branch** ({code(clip(result.baseline.source, 120))}): "
                      f"{headline(result.baseline)}.")
     if result.run.interrupted:
         lines.append("⚠️ **The run was interrupted**: results are incomplete.")
     if result.run.trusted is False:
-        lines.append(f"🔒 **Untrusted commit**: {prose(fd.clip(result.run.trust_reason or '', 300))}. Its python "
+        lines.append(f"🔒 **Untrusted commit**: {prose(clip(result.run.trust_reason or '', 300))}. Its python "
                      "checks did not run, its litmus.yaml was not applied, and it could send requests only to the "
                      "allowed origins (docs/security.md).")
     yield "\n\n".join(lines)
@@ -212,7 +212,7 @@ def _own_checks(result: RunResult) -> str:
     lines += [""] + [f"- {code(path)}" for path in changed[:MAX_CHANGED_CHECKS]]
     if len(changed) > MAX_CHANGED_CHECKS:
         lines.append(f"- and {len(changed) - MAX_CHANGED_CHECKS} more")
-    lines += [f"- ⚠️ {prose(fd.clip(note, 300))}" for note in notes]
+    lines += [f"- ⚠️ {prose(clip(note, 300))}" for note in notes]
     return "\n".join(lines)
 
 
@@ -254,7 +254,7 @@ def _headed(findings: list[fd.Finding]) -> Iterator[tuple[fd.Finding, str]]:
 def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: Flavour,
              shortened: bool = False, cut: bool = False) -> str:
     headline = fd.summary_sentence(finding)
-    out = [f"\n#### {finding.icon} {prose(fd.clip(headline, 200))}"]
+    out = [f"\n#### {finding.icon} {prose(clip(headline, 200))}"]
     location = f"{finding.suite.file}:{finding.line}:{finding.column}"
     facts = [link(code(location), probe_url(result, options, finding.suite.file, finding.line)),
              f"rule {code(finding.rule)}"]
@@ -272,7 +272,7 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
         return "\n\n".join(out) + "\n"
     reason = fd.extra_reason(finding)
     if reason:
-        out.append(prose(fd.clip(reason, flavour.text_limit)))
+        out.append(prose(clip(reason, flavour.text_limit)))
     if finding.outcome is not None and finding.outcome.mismatches:
         out.append(_mismatch_table(finding, flavour))
     judge = fd.judge_text(finding)
@@ -280,7 +280,7 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
         line = f"**Judge:** {prose(judge)}"
         judge_reason = fd.judge_reason(finding)
         if judge_reason:
-            line += f". {prose(fd.clip(judge_reason, flavour.text_limit))}"
+            line += f". {prose(clip(judge_reason, flavour.text_limit))}"
         out.append(line)
     curl = fd.step_curl(finding.flow_run, step, flavour.curl_body) if step is not None else None
     if curl:
@@ -303,8 +303,8 @@ def _mismatch_table(finding: fd.Finding, flavour: Flavour) -> str:
     shown = mismatches[: flavour.mismatch_rows]
     rows = ["| path | expected | actual | reason |", "|---|---|---|---|"]
     limit = flavour.cell_limit
-    rows += [f"| {cell(fd.clip(m.path, limit))} | {cell(fd.show(m.expected, limit))} | "
-             f"{cell(fd.show(m.actual, limit))} | {cell(fd.clip(m.reason, limit))} |" for m in shown]
+    rows += [f"| {cell(clip(m.path, limit))} | {cell(fd.show(m.expected, limit))} | "
+             f"{cell(fd.show(m.actual, limit))} | {cell(clip(m.reason, limit))} |" for m in shown]
     table = "\n".join(rows)
     if len(shown) < len(mismatches):
         table += f"\n\n*{len(mismatches) - len(shown)} more mismatches in `report.html`.*"

@@ -12,6 +12,7 @@ import re
 
 from litmus.report.markup import Markup, esc, join, tag
 from litmus.results import FlowRunResult, SuiteResult, run_label, runs_per_flow
+from litmus.text import clip
 
 # Shapes on a 16 x 16 grid: passed a tick in a circle, failed a cross in a square, error a triangle
 # with a bar, needs_review a diamond with an equals sign (undecided), skipped a dash in a circle.
@@ -101,7 +102,7 @@ def status_grid(runs: NamedRuns, flow: str) -> Markup:
     for row, (run, run_name) in enumerate(shown):
         y = head + row * cell
         parts.append(f'<text class="axis" x="{label_width - 6}" y="{y + 13}" text-anchor="end">'
-                     f"{esc(_clip(run_name, 32))}</text>")
+                     f"{esc(clip(run_name, 32))}</text>")
         by_name = {step.name: step.status for step in run.steps}
         for column, name in enumerate(steps):
             status = by_name.get(name, "skipped")
@@ -125,11 +126,6 @@ def runs_by_flow(suite: SuiteResult) -> dict[str, NamedRuns]:
     for run in suite.flow_runs:
         flows.setdefault(run.flow, []).append((run, _run_name(run, totals[run.flow, run.scenario])))
     return flows
-
-
-def _clip(text: str, limit: int) -> str:
-    """Labels are drawn in 10 px monospace: at most `limit` characters fit beside a plot."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _run_name(run: FlowRunResult, runs: int) -> str:
@@ -156,7 +152,7 @@ def _strips(rows: list[tuple[str, list[tuple[float, str, str]], float | None]], 
     parts = []
     for index, (name, points, limit) in enumerate(rows):
         y = index * row_h + 4
-        parts.append(f'<text class="axis" x="{label_width - 6}" y="{y + 12}" text-anchor="end">{esc(_clip(name, 32))}'
+        parts.append(f'<text class="axis" x="{label_width - 6}" y="{y + 12}" text-anchor="end">{esc(clip(name, 32))}'
                      f"<title>{esc(name)}</title></text>")
         parts.append(f'<path class="grid" d="M{label_width} {y + 8}h{plot_width}"/>')
         for value, status, title in points[:STRIP_POINTS]:

@@ -27,6 +27,7 @@ from litmus.assertions import REGISTRY, spec
 from litmus.report import findings as fd
 from litmus.report.options import Options
 from litmus.results import RunResult
+from litmus.text import clip
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 MAX_RESULTS = 5_000  # GitHub displays at most this many per run
@@ -82,8 +83,8 @@ def _rule(rule_id: str) -> dict:
     return {
         "id": rule_id,
         "name": "".join(part.capitalize() for part in rule_id.split("_")),
-        "shortDescription": {"text": fd.clip(short, DESCRIPTION_LIMIT)},
-        "fullDescription": {"text": fd.clip(full, DESCRIPTION_LIMIT)},
+        "shortDescription": {"text": clip(short, DESCRIPTION_LIMIT)},
+        "fullDescription": {"text": clip(full, DESCRIPTION_LIMIT)},
         "help": {"text": help_text, "markdown": help_text},
         "defaultConfiguration": {"level": level},
         "properties": {"tags": tags, "precision": "high", "problem.severity": level},
@@ -98,13 +99,13 @@ def _message(finding: fd.Finding) -> str:
     if finding.outcome is not None:
         for mismatch in finding.outcome.mismatches[1:MISMATCHES_IN_PROPERTIES]:
             lines.append(f"{mismatch.path}: expected {fd.show(mismatch.expected, 80)}, "
-                         f"got {fd.show(mismatch.actual, 80)} ({fd.clip(mismatch.reason, 120)}).")
+                         f"got {fd.show(mismatch.actual, 80)} ({clip(mismatch.reason, 120)}).")
     judge = fd.judge_text(finding)
     if judge:
         reason = fd.judge_reason(finding)
-        lines.append(f"Judge: {judge}." + (f" {fd.clip(reason, 400)}" if reason else ""))
+        lines.append(f"Judge: {judge}." + (f" {clip(reason, 400)}" if reason else ""))
     lines.append(f"In {fd.context_text(finding)}.")
-    return fd.clip(" ".join(lines), MESSAGE_LIMIT)
+    return clip(" ".join(lines), MESSAGE_LIMIT)
 
 
 def _properties(finding: fd.Finding) -> dict:
@@ -116,7 +117,7 @@ def _properties(finding: fd.Finding) -> dict:
         "status": finding.kind,
         "runs": finding.runs,
         "totalRuns": finding.total_runs,
-        "reason": fd.clip(finding.reason, 1_000),
+        "reason": clip(finding.reason, 1_000),
     }
     step = finding.step
     if step is not None and step.request is not None:
@@ -126,7 +127,7 @@ def _properties(finding: fd.Finding) -> dict:
     if finding.outcome is not None and finding.outcome.mismatches:
         data["mismatches"] = [
             {"path": m.path, "expected": fd.show(m.expected), "actual": fd.show(m.actual),
-             "reason": fd.clip(m.reason, 300)}
+             "reason": clip(m.reason, 300)}
             for m in finding.outcome.mismatches[:MISMATCHES_IN_PROPERTIES]
         ]
     if finding.score is not None:

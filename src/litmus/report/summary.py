@@ -14,6 +14,7 @@ import re
 from litmus.report.markdown import SUMMARY, document
 from litmus.report.options import Options
 from litmus.results import RunResult
+from litmus.text import clip
 
 # Suites charted at most: past that the bars are too thin to read (the table lists every suite).
 CHART_SUITES = 30
@@ -30,7 +31,7 @@ def render(result: RunResult, **options) -> str:
 def chart_label(name: str) -> str:
     """A suite name as a Mermaid quoted label: unsafe characters dropped, at most 40 characters."""
     text = " ".join(_LABEL_UNSAFE.sub(" ", name).split()) or "suite"
-    return json.dumps(text if len(text) <= 40 else text[:39] + "…", ensure_ascii=False)
+    return json.dumps(clip(text, 40), ensure_ascii=False)
 
 
 def pass_rate_chart(result: RunResult) -> str | None:

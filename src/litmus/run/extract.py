@@ -10,9 +10,12 @@ from __future__ import annotations
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
+from litmus.assertions._common import EvaluationTimeout, search
+from litmus.assertions._jsonpaths import EvaluationBound, find
+from litmus.deadline import Deadline
 from litmus.model import Extraction
+from litmus.response import BodyNotJSON, Response
 from litmus.run.redact import SENSITIVE_HEADERS, SHORT_SECRET, Redactor
-from litmus.run.response import BodyNotJSON, Response
 
 
 class NotExtracted(Exception):
@@ -20,7 +23,7 @@ class NotExtracted(Exception):
 
 
 def extract(extraction: Extraction, response: Response, redactor: Redactor,
-            deadline: float | None = None) -> Any:
+            deadline: Deadline | None = None) -> Any:
     """The extracted value. A JSONPath matching several nodes gives the list of their values."""
     kind = extraction.kind
     if kind == "status":
@@ -33,8 +36,6 @@ def extract(extraction: Extraction, response: Response, redactor: Redactor,
             _register_credential(value, redactor)
         return value
     if kind == "regex":
-        from litmus.assertions._common import EvaluationTimeout, search
-
         try:
             match = search(extraction.expr, response.text, deadline)  # bounded: see assertions._common
         except EvaluationTimeout as exc:
@@ -42,7 +43,6 @@ def extract(extraction: Extraction, response: Response, redactor: Redactor,
         if match is None:
             raise NotExtracted(f"regex /{extraction.expr}/ does not match the body")
         return match.group(extraction.group)
-    from litmus.assertions._jsonpaths import EvaluationBound, find
 
     try:
         nodes = find(extraction.expr, response.json())

@@ -22,7 +22,9 @@ from litmus import assertions
 from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
+from litmus.deadline import Deadline
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
+from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
     FlowRunResult,
@@ -36,7 +38,6 @@ from litmus.results import (
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
-from litmus.run.response import Response
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
 from litmus.trust import Trust
@@ -174,7 +175,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         # HttpOnly / Secure cookies: masked in every output.
         env.redactor.register_cookie_values(protected_cookie_values(response.header_values("Set-Cookie")))
         # The step's timeout also bounds evaluating its assertions (regex searches, python calls).
-        deadline = time.perf_counter() + out.timeout_ms / 1000
+        deadline = Deadline.after(out.timeout_ms / 1000)
         extracted, extract_error = _extract(step, response, env.redactor, deadline)
         seen = {**variables, **extracted}
         ctx = EvalContext(
@@ -282,7 +283,8 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _extract(step: Step, response: Response, redactor: Redactor, deadline: float) -> tuple[dict[str, Any], str | None]:
+def _extract(step: Step, response: Response, redactor: Redactor,
+             deadline: Deadline) -> tuple[dict[str, Any], str | None]:
     """The extracted values, and why an extraction could not be evaluated at all (None: each was
     extracted, or found nothing to extract)."""
     values: dict[str, Any] = {}

@@ -44,10 +44,12 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
 from litmus import net
-from litmus.load.files import MAX_REQUEST_FILE_BYTES, open_file
+from litmus.deadline import Deadline
+from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
-from litmus.run.response import Redirect, Response
+from litmus.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader, arriving_chunks
+from litmus.text import clip
 from litmus.trust import origin
 
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -122,7 +124,7 @@ class Exchange:
     def __init__(self, out: OutgoingRequest, max_body_bytes: int) -> None:
         self.timeout_ms = out.timeout_ms
         self.started = time.perf_counter()
-        self.deadline = self.started + out.timeout_ms / 1000
+        self.deadline = Deadline.after(out.timeout_ms / 1000)
         self.follow_redirects = out.follow_redirects
         self.probe_headers = frozenset(name.lower() for name in out.headers)
         self.max_body_bytes = max_body_bytes
@@ -140,9 +142,6 @@ class Exchange:
         self._socket: socket.socket | None = None
         self._finished = False
         self._lock = threading.Lock()
-
-    def remaining_s(self) -> float:
-        return self.deadline - time.perf_counter()
 
     def attach(self, connection: HTTPConnection) -> None:
         with self._lock:
@@ -245,7 +244,7 @@ class _ConnectionMixin:
     def connect(self) -> None:
         exchange = _exchange.get()
         if isinstance(self.timeout, (int, float)):
-            self.timeout = max(min(self.timeout, exchange.remaining_s()), 0.001)
+            self.timeout = max(min(self.timeout, exchange.deadline.remaining()), 0.001)
         super().connect()
         self._litmus_uses = 0
         exchange.attach(self)
@@ -302,7 +301,7 @@ class _TransportRetry(Retry):
         stale = error is not None and exchange.stale(error)
         retry: Retry = self
         if error is not None:
-            never_again = (exchange.timed_out or exchange.remaining_s() <= 0
+            never_again = (exchange.timed_out or exchange.deadline.remaining() <= 0
                            or (method or "").upper() not in IDEMPOTENT_METHODS)
             if self._is_read_error(error):
                 if never_again or not stale:
@@ -506,7 +505,7 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
 
 
 def _multipart(parts, opened: list[Any]):
-    from requests_toolbelt.multipart.encoder import MultipartEncoder
+    from requests_toolbelt.multipart.encoder import MultipartEncoder  # lazy: ~130 ms, only for a multipart request
 
     fields = []
     for name, part in parts:
@@ -602,7 +601,7 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 def _short(exc: BaseException, limit: int = 200) -> str:
     text = f"{exc}" or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip(text, limit)
 
 
 def _encoding(content_type: str) -> str | None:
@@ -622,15 +621,15 @@ class Alarm:
 
 
 class Watchdog:
-    """One background thread calling callbacks at their deadlines (time.perf_counter clock)."""
+    """One background thread calling callbacks at their deadlines."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, Alarm]] = []
+        self._heap: list[tuple[Deadline, int, Alarm]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def arm(self, deadline: float, callback: Callable[[], Any]) -> Alarm:
+    def arm(self, deadline: Deadline, callback: Callable[[], Any]) -> Alarm:
         alarm = Alarm(callback)
         with self._cond:
             heapq.heappush(self._heap, (deadline, next(self._order), alarm))
@@ -650,7 +649,7 @@ class Watchdog:
                 while not self._heap:
                     self._cond.wait()
                 deadline, _, alarm = self._heap[0]
-                wait = deadline - time.perf_counter()
+                wait = deadline.remaining()
                 if wait > 0:
                     self._cond.wait(wait)
                     continue

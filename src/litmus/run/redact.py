@@ -40,6 +40,7 @@ from ahocorasick_rs import AhoCorasick, MatchKind
 
 from litmus import results
 from litmus.results import MASK
+from litmus.text import MARK
 
 # Shorter secrets are masked all the same, but they also hide ordinary words: one warning says so.
 SHORT_SECRET = 4
@@ -50,7 +51,8 @@ SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie",
 # What `requests` leaves unquoted when it re-quotes a URL (`requests.utils.requote_uri`), and what
 # urllib3 then leaves unquoted in a query (it quotes `[`, `]` and `#` there).
 _URL_SAFE = ("!#$%&'()*+,/:;=?@[]~", "!$%&'()*+,/:;=?@~")
-_CUT_MARKERS = re.compile("…|\\.\\.\\.")
+# Litmus's own cut mark, and "..." for text cut before it reached Litmus (a judge's reply quoting one).
+_CUT_MARKERS = re.compile(re.escape(MARK) + "|\\.\\.\\.")
 # What may stand between a cut and its marker: a repr's or JSON string's quote (`'tok=SUPERSE'…`),
 # or the opening of a note such as `\n[… 12 more characters]`.
 _BETWEEN = "'\"\n [("
@@ -267,7 +269,7 @@ class Redactor:
         found = [(start, end) for _, start, end in matcher.find_matches_as_indexes(text)]
         # `in` first: a C scan, where the regex would step through every character of a 4 KiB body.
         markers = [(m.start(), m.end()) for m in _CUT_MARKERS.finditer(text)] \
-            if "…" in text or "..." in text else []
+            if MARK in text or "..." in text else []
         if cut:
             markers.append((len(text), len(text)))
         if markers:

@@ -13,8 +13,8 @@ import functools
 import hashlib
 import os
 import queue
+import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from litmus import __version__
 from litmus.assertions.python_worker import PythonWorker
+from litmus.deadline import Deadline
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
 from litmus.results import (
@@ -231,8 +232,8 @@ def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, en
                 done += 1
                 emit(RunEvent("flow_run", total=total, done=done, suite=suite, flow_run=flow_run))
             if options.stop.is_set():
-                deadline = deadline or time.monotonic() + grace
-                if options.abort.is_set() or time.monotonic() >= deadline:
+                deadline = deadline or Deadline.after(grace)
+                if options.abort.is_set() or deadline.expired:
                     break
         else:
             for future in running:
@@ -359,8 +360,6 @@ def _run_info(options: RunOptions, started_at: str, environ: Mapping[str, str]) 
 
 
 def _git_head() -> str | None:
-    import subprocess
-
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):

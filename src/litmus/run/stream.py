@@ -20,8 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from litmus.assertions._jsonpaths import find
 from litmus.model import Stream
-from litmus.run.response import Response
+from litmus.response import Response
+from litmus.text import clip
 
 # How each format marks its end, in messages.
 END_MARKERS = {"openai": "data: [DONE]", "anthropic": "the message_stop event"}
@@ -373,8 +375,6 @@ def _is_path(done: str | None) -> bool:
 
 
 def _find(path: str, data: Any) -> list[tuple[str, Any]]:
-    from litmus.assertions._jsonpaths import find
-
     return find(path, data)
 
 
@@ -384,4 +384,4 @@ def _strings(path: str, data: Any) -> list[str]:
 
 def _excerpt(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return repr(text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…")
+    return repr(clip(text, _EXCERPT))

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 
+from litmus.deadline import Deadline
 from litmus.model import Flow, Suite
 from litmus.results import FlowRunResult, IntentEvaluation, StepResult
 from litmus.run.flow import PlannedRun, RunEnvironment, run_steps, skipped_step
@@ -88,7 +88,7 @@ class _Waiting:
 
     def __init__(self, env: RunEnvironment) -> None:
         self.env = env
-        self.deadline: float | None = None
+        self.deadline: Deadline | None = None
 
     def deliver_first(self, pending: deque[tuple[int, Future]], deliver) -> bool:
         """Deliver the oldest pending flow run; False when the rest are abandoned."""
@@ -99,8 +99,8 @@ class _Waiting:
                 break
             except FutureTimeout:
                 if self.env.stop.is_set():
-                    self.deadline = self.deadline or time.monotonic() + GRACE_S
-                    if self.env.abort.is_set() or time.monotonic() >= self.deadline:
+                    self.deadline = self.deadline or Deadline.after(GRACE_S)
+                    if self.env.abort.is_set() or self.deadline.expired:
                         pending.clear()
                         return False
         pending.popleft()

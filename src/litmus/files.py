@@ -26,6 +26,9 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+# The cap on a file probe content makes Litmus read whole (probe files, data, schemas, python checks).
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
 # Version-control metadata: credentials live there (a checkout's persisted token in .git/config),
 # so no file is ever read from it, whatever the field.
 VCS_DIRECTORIES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS"})

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from litmus.results import Redirect
+from litmus.text import MARK
 
 
 class BodyNotJSON(ValueError):
@@ -101,7 +102,7 @@ class Response:
         """A short, safe description of the body for error messages."""
         kind = self.content_type or "no content type"
         head = self.body[:limit].decode("utf-8", errors="backslashreplace")
-        more = "…" if len(self.body) > limit else ""
+        more = MARK if len(self.body) > limit else ""
         return f"{kind}, {len(self.body)} bytes{' (truncated)' if self.truncated else ''}: {head!r}{more}"
 
     def json(self) -> Any:

@@ -1,0 +1,19 @@
+"""Text helpers for messages: cutting text to a length, with the one mark every cut Litmus makes
+carries, and suggesting the name a misspelling meant."""
+
+# The cut mark. It is part of the redaction contract: litmus.run.redact masks the piece of a secret
+# left next to it, so a cut that did not carry it could show the start of a secret.
+MARK = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` when it fits in `limit` characters, else its start ended by MARK, `limit` characters in all."""
+    return text if len(text) <= limit else text[: limit - len(MARK)] + MARK
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """` (did you mean 'x'?)` when a close candidate exists, else ''."""
+    import difflib  # lazy: only a misspelling needs it, and it would add 2 ms to every start-up
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -1,0 +1,102 @@
+"""The package's shape: no cycle between subpackages, and an import inside a function says why.
+
+The graph counts every import of a litmus module, at module level, under TYPE_CHECKING and inside
+functions alike: an import hidden in a function is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "litmus"
+
+
+def _modules():
+    for path in sorted(SRC.rglob("*.py")):
+        yield path, ast.parse(path.read_text("utf-8"))
+
+
+def _subpackage(path: Path) -> str | None:
+    """`run` for src/litmus/run/flow.py; None for a top-level module (litmus/trust.py)."""
+    parts = path.relative_to(SRC).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _imported(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("litmus."):
+        return [node.module]
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.startswith("litmus.")]
+    return []
+
+
+def subpackage_graph() -> dict[str, set[str]]:
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").exists()}
+    graph: dict[str, set[str]] = {name: set() for name in packages}
+    for path, tree in _modules():
+        source = _subpackage(path)
+        if source is None:
+            continue
+        for node in ast.walk(tree):
+            for module in _imported(node):
+                target = module.split(".")[1]
+                if target in packages and target != source:
+                    graph[source].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_cycle_between_subpackages():
+    graph = subpackage_graph()
+    assert cycles(graph) == [], {name: sorted(targets) for name, targets in graph.items()}
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_import_inside_a_function_says_why_it_is_lazy():
+    unexplained = []
+    for path, tree in _modules():
+        lines = path.read_text("utf-8").splitlines()
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    text = "\n".join(lines[node.lineno - 1:node.end_lineno])
+                    if "# lazy: " not in text:
+                        unexplained.append(f"{path.relative_to(SRC)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert sorted(set(unexplained)) == []
