@@ -15,14 +15,19 @@ _COMMIT = re.compile(r"[0-9a-fA-F]{7,64}")
 _TIMEOUT_S = 60
 
 
-def git(root: Path, *args: str, cwd: Path | None = None) -> bytes | None:
-    """The stdout of `git ARGS` in `cwd` (default `root`); None when git is missing, fails or hangs."""
+def run(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes] | None:
+    """`git ARGS` in `cwd` (default `root`), its output captured; None when git is missing or hangs."""
     try:
-        done = subprocess.run(["git", "-c", f"safe.directory={root.resolve()}", *args], cwd=cwd or root,
+        return subprocess.run(["git", "-c", f"safe.directory={root.resolve()}", *args], cwd=cwd or root,
                               capture_output=True, timeout=_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout if done.returncode == 0 else None
+
+
+def git(root: Path, *args: str, cwd: Path | None = None) -> bytes | None:
+    """The stdout of `git ARGS` in `cwd` (default `root`); None when git is missing, fails or hangs."""
+    done = run(root, *args, cwd=cwd)
+    return done.stdout if done is not None and done.returncode == 0 else None
 
 
 def has_commit(root: Path, sha: str) -> bool:

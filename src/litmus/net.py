@@ -201,6 +201,12 @@ class Session(requests.Session):
 _ENVIRONMENT = requests.Session()
 
 
+def environment_settings(url: str) -> dict[str, Any]:
+    """The environment's proxy and CA-bundle settings for `url` (never ~/.netrc), for a client that sends
+    through its own Session subclass and looks them up once per origin (the probe transport)."""
+    return _ENVIRONMENT.merge_environment_settings(url, {}, True, None, None)
+
+
 class PinnedConnection(HTTPConnection):
     """An HTTP connection that resolves its host once, refuses it when any answer is blocked
     (`address_refusal`), and connects to those checked answers only. For a proxied request the host is
@@ -248,7 +254,7 @@ class PinnedConnection(HTTPConnection):
 
 
 class PinnedHTTPSConnection(PinnedConnection, HTTPSConnection):
-    pass
+    """The pinned connection over TLS: the certificate is still verified against the URL's host name."""
 
 
 class PinnedPool(HTTPConnectionPool):

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 # The contract's "Trust in the action": names that never resolve, whatever env-allow says.
 NEVER_RESOLVE: tuple[str, ...] = ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_*", "ACTIONS_*", "RUNNER_*")
+
+# Outside the probe paths, what decides a run's verdicts: the project config and `.litmus/` (decisions,
+# recorded verdicts). The trust decision requires them as committed; the comment lists the PR's changes to them.
+CHECK_PATHS: tuple[str, ...] = ("litmus.yaml", ".litmus")
 
 # What an untrusted python check's outcome says.
 FORK_CODE_INPUT = "allow-fork-code"
@@ -69,8 +73,6 @@ class Trust:
     fork_code_allowed: bool = False
     # The base commit, where `litmus.yaml` is read from when untrusted.
     base_sha: str | None = None
-    # Files the policy left out or replaced, for the notice and the comment (e.g. the PR's litmus.yaml).
-    notes: tuple[str, ...] = field(default=())
 
     @classmethod
     def local(cls, env_allow: Iterable[str] = ()) -> Trust:

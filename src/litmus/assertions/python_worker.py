@@ -23,6 +23,7 @@ standard library's, so the worker needs nothing from Litmus.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import math
@@ -184,14 +185,10 @@ class PythonWorker:
         except (ProcessLookupError, PermissionError):
             process.kill()
         for stream in (process.stdin, process.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 def unprivileged_ids() -> tuple[int, int]:

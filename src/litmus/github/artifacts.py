@@ -158,6 +158,7 @@ def read_results_member(archive: bytes) -> tuple[bytes, str]:
                 return b"", f"holds no {RESULTS_MEMBER}"
             with bundle.open(member) as stream:
                 data = stream.read(MAX_ARTIFACT_BYTES + 1)  # a zip's declared sizes are the uploader's word
+    # zipfile raises NotImplementedError for a compression method it lacks: an unreadable archive like the rest.
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
         return b"", f"is not a readable zip ({type(exc).__name__})"
     if len(data) > MAX_ARTIFACT_BYTES:

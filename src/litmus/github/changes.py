@@ -3,13 +3,14 @@ suites that touches."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from litmus.git import git
 from litmus.github.api import GitHubClient
 from litmus.github.context import InputError, PullRequest, pull_request_from_payload
 from litmus.model import Suite
+from litmus.trust import CHECK_PATHS
 
 # GitHub lists at most 3,000 files of a PR (and `paginate` reads at most 30 pages of 100): a listing that long
 # may be missing some.
@@ -47,23 +48,14 @@ def git_changed_files(workspace: Path, base_sha: str | None) -> set[str] | None:
 
     With a base SHA: `git diff base...HEAD` (needs the base fetched). Without: `HEAD^1 HEAD`, which on
     the merge commit actions/checkout makes for a PR is the PR's whole change (needs fetch-depth: 2).
-    The container runs as root on a checkout owned by the runner user, so the workspace is marked safe
-    for this command only.
     """
     ranges = ([f"{base_sha}...HEAD"] if base_sha else []) + ["HEAD^1", "HEAD"]
     attempts = [ranges[:1], ranges[1:]] if base_sha else [ranges]
     for revisions in attempts:
-        try:
-            # The base SHA comes from the event file: `--end-of-options` keeps it from ever being an option.
-            done = subprocess.run(
-                ["git", "-c", f"safe.directory={workspace.resolve()}", "diff", "--name-only", "--end-of-options",
-                 *revisions],
-                cwd=workspace, capture_output=True, text=True, timeout=60, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if done.returncode == 0:
-            return {line for line in done.stdout.splitlines() if line}
+        # The base SHA comes from the event file: `--end-of-options` keeps it from ever being an option.
+        listing = git(workspace, "diff", "--name-only", "--end-of-options", *revisions)
+        if listing is not None:
+            return {line for line in listing.decode("utf-8", "surrogateescape").splitlines() if line}
     return None
 
 
@@ -74,18 +66,11 @@ def suites_touched(suites: Sequence[Suite], changed: Iterable[str]) -> list[Suit
     return [s for s in suites if not changed.isdisjoint(s.referenced_files)]
 
 
-# Files outside the probe paths that decide a run's verdicts: the project config and the `.litmus/` folder
-# (decisions, recorded verdicts).
-CHECK_FILES = ("litmus.yaml",)
-CHECK_FOLDERS = (".litmus/",)
-
-
 def changed_checks(changed: Iterable[str], suites: Sequence[Suite], probe_paths: Sequence[str],
                    config_path: str | None = None) -> list[str]:
     """The changed files that are the PR's own checks: probe files and what they reference (python checks,
     schemas, scenarios, cassettes), the config, and `.litmus/`; for "This pull request changes its own checks"."""
-    folders = tuple(p.strip("/") + "/" for p in probe_paths if p.strip("/")) + CHECK_FOLDERS
-    files = set(CHECK_FILES) | ({config_path} if config_path else set()) | {p.strip("/") for p in probe_paths}
-    for suite in suites:
-        files.update(suite.referenced_files)
-    return sorted(path for path in set(changed) if path in files or path.startswith(folders))
+    roots = [p.strip("/") for p in (*probe_paths, *CHECK_PATHS, config_path or "") if p.strip("/")]
+    files = {path for suite in suites for path in suite.referenced_files}
+    return sorted(path for path in set(changed)
+                  if path in files or any(path == root or path.startswith(root + "/") for root in roots))

@@ -13,17 +13,17 @@ made by pure functions (`same_repository_pull_request`, `branch_verdict`) from w
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from litmus import git
 from litmus.config import DEFAULT_CACHE_DIR
 from litmus.github.api import GitHubAPIError, GitHubClient
 from litmus.github.context import GitHubContext
+from litmus.trust import CHECK_PATHS
 
-CONFIG_PATHS = ("litmus.yaml", ".litmus")
 # The cache Litmus itself writes under `.litmus/` (gitignored); whether a restored cache may be used is the
 # cache's own rule, so its files do not count as changes to the checkout.
 OWN_OUTPUT = DEFAULT_CACHE_DIR + "/"
@@ -46,7 +46,7 @@ class Checkout:
 def decide_trust(ctx: GitHubContext, client: GitHubClient | None, workspace: Path,
                  probe_paths: Sequence[str]) -> tuple[bool, str]:
     """(trusted, the reason in one sentence starting "trusted:" or "untrusted:") for the workspace's checkout."""
-    checkout = read_checkout(workspace, [*probe_paths, *CONFIG_PATHS])
+    checkout = read_checkout(workspace, [*probe_paths, *CHECK_PATHS])
     if checkout.sha is None:
         return False, f"untrusted: {checkout.problem}"
     short = checkout.sha[:8]
@@ -67,18 +67,16 @@ def decide_trust(ctx: GitHubContext, client: GitHubClient | None, workspace: Pat
 
 def read_checkout(workspace: Path, paths: Sequence[str]) -> Checkout:
     """HEAD of the workspace and which of `paths` the work tree changes (git's answer, never a guess)."""
-    head = _git(workspace, "rev-parse", "--verify", "HEAD^{commit}")
+    head = git.run(workspace, "rev-parse", "--verify", "HEAD^{commit}")
     if head is None or head.returncode != 0:
-        why = "git cannot run there" if head is None else (head.stderr.strip().splitlines() or ["no HEAD"])[-1]
-        return Checkout(None, f"no commit is checked out in {workspace} ({_shown(why)})")
-    sha = head.stdout.strip()
+        return Checkout(None, f"no commit is checked out in {workspace} ({_why(head, 'no HEAD')})")
+    sha = _text(head.stdout).strip()
     # Literal pathspecs: a probe path is a path, never pathspec magic such as `:(exclude)`.
-    status = _git(workspace, "--literal-pathspecs", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+    status = git.run(workspace, "--literal-pathspecs", "status", "--porcelain=v1", "-z", "--untracked-files=all",
                   "--ignored=matching", "--no-renames", "--", *paths)
     if status is None or status.returncode != 0:
-        why = "git cannot run there" if status is None else (status.stderr.strip().splitlines() or ["failed"])[-1]
-        return Checkout(None, f"cannot tell whether the work tree is commit {sha[:8]} ({_shown(why)})")
-    changed = [entry[3:] for entry in status.stdout.split("\0") if len(entry) > 3]
+        return Checkout(None, f"cannot tell whether the work tree is commit {sha[:8]} ({_why(status, 'failed')})")
+    changed = [entry[3:] for entry in _text(status.stdout).split("\0") if len(entry) > 3]
     return Checkout(sha, changed=tuple(sorted(p for p in changed if not p.startswith(OWN_OUTPUT))))
 
 
@@ -151,19 +149,21 @@ def branch_verdict(sha: str, repository: str, heads: list[str] | str,
     return False, f"untrusted: commit {short} is not on a branch of {repository} ({'; '.join(answers)})"
 
 
-def _git(workspace: Path, *args: str) -> subprocess.CompletedProcess | None:
-    """git in the workspace; the container runs as root on a checkout owned by the runner user, so the
-    workspace is marked safe for this command only (as changes.py does). None when git cannot run."""
-    try:
-        return subprocess.run(["git", "-c", f"safe.directory={workspace.resolve()}", *args], cwd=workspace,
-                              capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
 def _listed(paths: Sequence[str]) -> str:
     shown = ", ".join(_shown(p) for p in paths[:SHOWN_PATHS])
     return shown + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
+
+
+def _why(done, default: str) -> str:
+    """Why a git command gave no answer (its last line on stderr), as one printable line."""
+    if done is None:
+        return "git cannot run there"
+    return _shown((_text(done.stderr).strip().splitlines() or [default])[-1])
+
+
+def _text(output: bytes) -> str:
+    """git's output as text (paths in any encoding git was given survive as surrogates)."""
+    return output.decode("utf-8", "surrogateescape")
 
 
 def _shown(text: str) -> str:

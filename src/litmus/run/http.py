@@ -398,7 +398,6 @@ class HttpClient:
         self.watchdog = Watchdog()
         # Proxy and CA settings from the environment, looked up once per origin rather than per
         # request (never ~/.netrc: see litmus.net).
-        self._environment_session = requests.Session()
         self._environment: dict[tuple[str, str], dict[str, Any]] = {}
 
     def session(self) -> requests.Session:
@@ -463,7 +462,7 @@ class HttpClient:
         origin = tuple(urlsplit(url)[:2])
         settings = self._environment.get(origin)
         if settings is None:
-            settings = self._environment_session.merge_environment_settings(url, {}, True, None, None)
+            settings = net.environment_settings(url)
             self._environment[origin] = settings
         return settings
 
