@@ -60,7 +60,7 @@ def test_over_long_bodies_are_cut_to_the_limit_with_the_marker_kept():
     body = MARKER + "\n" + "x" * 100 + "\n" + "finding line\n" * 10_000
     cut = fit_body(body)
     assert len(cut) <= BODY_LIMIT and cut.startswith(MARKER) and cut.rstrip().endswith(MARKER)
-    assert "truncated" in cut
+    assert "**Cut at GitHub's 65,536-character limit for a comment**" in cut
     assert fit_body("short") == "short"
 
 

@@ -19,7 +19,10 @@ def test_summary_appends_and_respects_the_limit(tmp_path):
     append_summary(path, "# one")
     append_summary(path, "two")
     assert path.read_text() == "# one\ntwo\n"
-    big = "| row |\n" * (SUMMARY_LIMIT_BYTES // 4)
+    big = "| a |\n|---|\n" + "| row |\n" * (SUMMARY_LIMIT_BYTES // 4)
     cut = fit_summary(big)
-    assert len(cut.encode()) <= SUMMARY_LIMIT_BYTES and cut.endswith("report folder._\n")
-    assert "| row |\n\n_Summary truncated" in cut
+    assert len(cut.encode()) <= SUMMARY_LIMIT_BYTES
+    assert cut.endswith("The whole report is in the uploaded report folder.\n")
+    # One table longer than the limit is cut between its rows, not dropped whole.
+    assert len(cut.encode()) > SUMMARY_LIMIT_BYTES - 300
+    assert "| row |\n\n---\n\n✂️ **Cut at GitHub's 1 MiB limit" in cut

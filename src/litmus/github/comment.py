@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from litmus.github.api import GitHubAPIError, GitHubClient
 from litmus.report.markdown import MARKER
+from litmus.report.markdown_cut import fit
 
 WORKFLOW_TOKEN_LOGIN = "github-actions[bot]"
 # GitHub refuses a comment body longer than 65,536 characters (HTTP 422).
@@ -35,12 +36,13 @@ def token_login(client: GitHubClient) -> str:
 
 
 def fit_body(body: str, limit: int = BODY_LIMIT) -> str:
-    """The body within GitHub's limit, marker kept; the reports already budget for it, this is the guard."""
+    """The body within GitHub's limit, cut at a block boundary (`markdown_cut.fit`), marker kept; the
+    reports already budget for it, this is the guard."""
     if len(body) <= limit:
         return body
-    footer = f"\n_Comment truncated at GitHub's {limit:,}-character limit: see the job summary._\n{MARKER}\n"
-    cut = body[: limit - len(footer)]
-    return cut[: cut.rfind("\n") + 1 or len(cut)] + footer
+    tail = f"{MARKER}\n"
+    return fit(body, limit - len(tail), limit_text=f"GitHub's {limit:,}-character limit for a comment",
+               where="The job summary and the report artifact hold the whole report.") + tail
 
 
 def upsert_comment(

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from litmus.report.markdown_cut import fit
+
 # GitHub refuses a step summary over 1 MiB (the upload fails with an error annotation).
 SUMMARY_LIMIT_BYTES = 1024 * 1024
 
@@ -31,18 +33,15 @@ def write_outputs(path: str | os.PathLike, outputs: Mapping[str, object]) -> Non
 
 
 def fit_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT_BYTES) -> str:
-    """The summary cut to GitHub's limit, with a closing line saying where the rest is."""
-    if len(markdown.encode("utf-8")) <= limit_bytes:
-        return markdown
-    footer = "\n_Summary truncated at GitHub's 1 MiB limit: the full report is in the uploaded report folder._\n"
-    budget = limit_bytes - len(footer.encode("utf-8"))
-    cut = markdown.encode("utf-8")[:budget].decode("utf-8", errors="ignore")
-    # Cut at a line boundary so no Markdown table row or tag is left half-written.
-    return cut[: cut.rfind("\n") + 1 or len(cut)] + footer
+    """The summary within GitHub's limit, cut at a block boundary (`markdown_cut.fit`), saying where the rest is."""
+    return fit(markdown, limit_bytes, measure=lambda text: len(text.encode("utf-8")),
+               limit_text="GitHub's 1 MiB limit for a job summary",
+               where="The whole report is in the uploaded report folder.")
 
 
 def append_summary(path: str | os.PathLike, markdown: str) -> None:
     existing = Path(path).stat().st_size if Path(path).exists() else 0
-    text = fit_summary(markdown, max(0, SUMMARY_LIMIT_BYTES - existing))
+    # The newline goes in before the cut, so that it is counted against the limit too.
+    text = fit_summary(markdown if markdown.endswith("\n") else markdown + "\n", max(0, SUMMARY_LIMIT_BYTES - existing))
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(text if text.endswith("\n") else text + "\n")
+        handle.write(text)
