@@ -18,9 +18,13 @@ from litmus.text import clip
 
 # Suites charted at most: past that the bars are too thin to read (the table lists every suite).
 CHART_SUITES = 30
-# Mermaid labels are double-quoted strings without escapes: drop what could end or break one
-# (quotes, brackets, HTML and entity starts, Markdown fence characters, controls).
-_LABEL_UNSAFE = re.compile(r'["\\`<>#;&\[\]{}\x00-\x1f\x7f\u2028\u2029]')
+# A label is a Mermaid double-quoted string, which has no escapes (xychart's grammar: `"` starts it,
+# the next `"` ends it; `"`` ` starts a Markdown string instead), and is lexed after Mermaid turns
+# `#name;` into an entity. What could end or change it is replaced by a look-alike that cannot.
+_LABEL_LOOK_ALIKES = str.maketrans({'"': "'", "`": "'", "[": "(", "{": "(", "]": ")", "}": ")", ";": ","})
+_LABEL_DROPPED = re.compile(r"[\\<>\x00-\x1f\x7f\u2028\u2029]")
+# `%%` right after the opening quote starts a Mermaid comment that swallows the rest of the line.
+_COMMENT_START = re.compile(r"%{2,}")
 
 
 def render(result: RunResult, **options) -> str:
@@ -29,9 +33,9 @@ def render(result: RunResult, **options) -> str:
 
 
 def chart_label(name: str) -> str:
-    """A suite name as a Mermaid quoted label: unsafe characters dropped, at most 40 characters."""
-    text = " ".join(_LABEL_UNSAFE.sub(" ", name).split()) or "suite"
-    return json.dumps(clip(text, 40), ensure_ascii=False)
+    """A suite name as a Mermaid quoted label (the rules above), at most 40 characters."""
+    text = " ".join(_LABEL_DROPPED.sub(" ", name.translate(_LABEL_LOOK_ALIKES)).split())
+    return json.dumps(clip(_COMMENT_START.sub("%", text) or "suite", 40), ensure_ascii=False)
 
 
 def pass_rate_chart(result: RunResult) -> str | None:
