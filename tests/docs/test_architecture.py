@@ -1,4 +1,5 @@
-"""The package's shape: no cycle between subpackages, and an import inside a function says why.
+"""The package's shape: no cycle between subpackages, an import inside a function says why, and every
+library imported is a declared dependency.
 
 The graph counts every import of a litmus module, at module level, under TYPE_CHECKING and inside
 functions alike: an import hidden in a function is still a dependency.
@@ -7,9 +8,16 @@ functions alike: an import hidden in a function is still a dependency.
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "litmus"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "litmus"
+# Declared dependencies that are never imported, and what uses them.
+USED_WITHOUT_IMPORT = {"rfc3339-validator": "jsonschema's format checker, for `format: date-time`"}
 
 
 def _modules():
@@ -100,3 +108,43 @@ def test_every_import_inside_a_function_says_why_it_is_lazy():
                     if "# lazy: " not in text:
                         unexplained.append(f"{path.relative_to(SRC)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     assert sorted(set(unexplained)) == []
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def imported_distributions() -> dict[str, set[str]]:
+    """Each distribution a module under src/ imports (stdlib and litmus aside), with the files importing it."""
+    module_owners = packages_distributions()
+    found: dict[str, set[str]] = {}
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "litmus":
+                    continue
+                for distribution in module_owners.get(top, [f"<no installed distribution has {top}>"]):
+                    found.setdefault(_normalized(distribution), set()).add(str(path.relative_to(SRC)))
+    return found
+
+
+def test_every_imported_library_is_declared_and_every_declared_one_is_used():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    declared = {_normalized(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
+                for requirement in project["dependencies"]}
+    imported = imported_distributions()
+    assert {name: sorted(files) for name, files in imported.items() if name not in declared} == {}
+    assert declared - set(imported) == set(USED_WITHOUT_IMPORT)
+
+
+def test_rfc3339_validator_is_what_checks_date_time():
+    from jsonschema import Draft202012Validator
+
+    assert "date-time" in Draft202012Validator.FORMAT_CHECKER.checkers
