@@ -125,7 +125,6 @@ class Exchange:
         self.timeout_ms = out.timeout_ms
         self.started = time.perf_counter()
         self.deadline = Deadline.after(out.timeout_ms / 1000)
-        self.follow_redirects = out.follow_redirects
         self.probe_headers = frozenset(name.lower() for name in out.headers)
         self.max_body_bytes = max_body_bytes
         self.stream = out.stream
@@ -318,12 +317,16 @@ class _TransportRetry(Retry):
 class _ProbeSession(net.Session):
     """The outbound policy's session with the probe's redirect rules (see `rebuild_auth`)."""
 
+    def resolve_redirects(self, resp: requests.Response, req: requests.PreparedRequest, **kwargs: Any):
+        # requests also builds the next hop of each response it does not follow itself, for `Response.next`:
+        # of an unfollowed redirect, and of every hop it follows (each is sent without following). That hop is
+        # never sent, and recording it counted n hops as 2n - 1: the probe builds no `Response.next`.
+        if kwargs.get("yield_requests"):
+            return iter(())
+        return super().resolve_redirects(resp, req, **kwargs)
+
     def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> list[str]:
-        # requests also builds the next hop of a redirect it does not follow, for `Response.next`; that
-        # request is never sent, and the probe records nothing of it.
         exchange = _exchange.get()
-        if not exchange.follow_redirects:
-            return []
         source, target = response.request.url, prepared_request.url
         dropped = super().rebuild_auth(prepared_request, response)
         body_dropped = False
