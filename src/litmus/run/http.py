@@ -31,7 +31,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from litmus.deadline import Deadline
 from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
 from litmus.response import Redirect, Response
-from litmus.run.stream import StreamError, StreamReader, arriving_chunks
+from litmus.run.stream import StreamError, StreamReader
 from litmus.text import clip
 from litmus.trust import origin
 
@@ -351,19 +351,18 @@ class Body:
     failure: str | None
 
 
-def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[bytes] | None = None,
-              on_chunk: Callable[[bytes], bool] | None = None) -> Body:
-    """The one loop that reads a response body: decoded chunks (or `arriving`, a stream reader's source),
-    under the size cap and the exchange's deadline; `on_chunk` sees each chunk and returning True stops
-    the read (a stream's end marker). A body the deadline cut is a failure whatever its framing: one
-    delimited by the connection closing ends "normally" when the watchdog shuts the socket."""
+def read_body(resp: requests.Response, exchange: Exchange, on_chunk: Callable[[bytes], bool] | None = None) -> Body:
+    """The one loop that reads a response body: decoded chunks as they arrive, under the size cap and the
+    exchange's deadline; `on_chunk` sees each chunk and returning True stops the read (a stream's end
+    marker). A body the deadline cut is a failure whatever its framing: one delimited by the connection
+    closing ends "normally" when the watchdog shuts the socket. What arrived before a cut is kept and counted."""
     limit = exchange.max_body_bytes
     chunks: list[bytes] = []
     size = 0
     truncated = False
     failure: str | None = None
     try:
-        for chunk in arriving if arriving is not None else resp.raw.stream(_CHUNK, decode_content=True):
+        for chunk in arriving_chunks(resp.raw, _CHUNK):
             room = limit - size
             if len(chunk) > room:
                 chunks.append(chunk[:room])
@@ -382,6 +381,17 @@ def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[by
     if exchange.timed_out:
         failure = f"timed out after {exchange.timeout_ms:g} ms reading the body ({size} bytes received)"
     return Body(b"".join(chunks), truncated, failure)
+
+
+def arriving_chunks(raw, size: int) -> Iterator[bytes]:
+    """The body's decoded chunks as they arrive. urllib3's `stream()` waits for `size` bytes of a body that
+    is not chunked (Content-Length, or ended by closing): a stream's events would be held back and their
+    timing lost, and the bytes that arrived before a cut would be dropped with the error that ends the read."""
+    if raw.chunked and raw.supports_chunked_reads():
+        yield from raw.read_chunked(size, decode_content=True)
+        return
+    while chunk := raw.read1(size, decode_content=True):
+        yield chunk
 
 
 class HttpClient:
@@ -476,10 +486,7 @@ def _read(resp: requests.Response, exchange: Exchange) -> Response:
     whole, as a body, so `status_code` checks still see it)."""
     reader = StreamReader(exchange.stream, exchange.started, resp.headers.get("Content-Type", "")) \
         if exchange.stream is not None and 200 <= resp.status_code < 300 else None
-    if reader is None:
-        body = read_body(resp, exchange)
-    else:
-        body = read_body(resp, exchange, arriving_chunks(resp.raw, _CHUNK), on_chunk=reader.feed)
+    body = read_body(resp, exchange, on_chunk=reader.feed if reader is not None else None)
     response = Response(
         status=resp.status_code, headers=resp.headers, body=body.data,
         elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
