@@ -88,7 +88,7 @@ class Finding:
         """What failed, in a few words: the assertion's name or type, or the kind of problem."""
         if self.outcome is not None:
             return self.outcome.name or self.outcome.type
-        return "no response" if self.rule == TRANSPORT_ERROR else "Intent Evaluation"
+        return transport_label(self.step) if self.rule == TRANSPORT_ERROR else "Intent Evaluation"
 
     @property
     def _judged(self) -> AssertionOutcome | IntentEvaluation | None:
@@ -292,7 +292,8 @@ def summary_sentence(finding: Finding) -> str:
     if finding.rule == TRANSPORT_ERROR:
         request = finding.step.request
         target = f"{request.method} {request.url}" if request else finding.step.name
-        return f"{target} got no response: {finding.reason}"
+        label = finding.label
+        return f"{target} got {'an ' if label.startswith('incomplete') else ''}{label}: {finding.reason}"
     if finding.kind == "error":
         return f"{finding.label} could not be evaluated: {finding.reason}"
     if finding.kind == "needs_review":
@@ -307,6 +308,20 @@ def summary_sentence(finding: Finding) -> str:
     if finding.score is not None and finding.threshold is not None:
         return f"{finding.label} failed: score {finding.score:g} below threshold {finding.threshold:g}"
     return f"{finding.label} failed: {finding.reason}"
+
+
+def transport_label(step: StepResult) -> str:
+    """What a step whose exchange broke off got, as every report names it: "no response" when nothing
+    arrived; else what did, which is shown beside it ("→ 200 …, streamed: 5 events"): an incomplete stream
+    (cut, or an error event), a redirect with no final response after it, or a body that broke off."""
+    response = step.response
+    if response is None:
+        return "no response"
+    if step.stream is not None:
+        return "incomplete stream"
+    if 300 <= response.status < 400:
+        return "no final response"
+    return "incomplete response"
 
 
 def extra_reason(finding: Finding) -> str | None:
