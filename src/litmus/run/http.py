@@ -60,6 +60,8 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRAC
 MAX_RESPONSE_HEADERS = 100
 # Describe a body that no longer goes along once the body is dropped.
 _BODY_HEADERS = ("Content-Length", "Transfer-Encoding", "Content-Type")
+# Redirects a request follows before its step is an error ("redirect loop"); a report's curl uses it too.
+MAX_REDIRECTS = requests.models.DEFAULT_REDIRECT_LIMIT
 
 
 class TransportError(Exception):
@@ -82,11 +84,16 @@ class _TooManyHeaders(http.client.HTTPException):
 
 @dataclass(frozen=True)
 class FilePart:
-    """A multipart part streamed from a file."""
+    """A multipart part streamed from a file (`shown`: repository-relative, as reports name it)."""
 
     path: Path
     filename: str
     content_type: str | None = None
+    shown: str = ""
+
+    @property
+    def sent_type(self) -> str:
+        return self.content_type or "application/octet-stream"
 
 
 @dataclass
@@ -106,6 +113,8 @@ class OutgoingRequest:
     data: Any = None
     body_file: Path | None = None
     multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
+    # `auth: {basic: ...}` rendered (username, password): sent as the Authorization header, recorded for a curl.
+    basic_auth: tuple[str, str] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
@@ -416,6 +425,7 @@ class HttpClient:
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
         session = _ProbeSession(self.adapter, origin_allowed=self.origin_allowed)
+        session.max_redirects = MAX_REDIRECTS
         session.hooks["response"] = [_read_redirect_body]  # the probe keeps a redirect's body, under its cap
         return session
 
@@ -521,7 +531,7 @@ def _multipart(parts, opened: list[Any]):
         if isinstance(part, FilePart):
             handle = open_file(part.path, MAX_REQUEST_FILE_BYTES, what="request files")
             opened.append(handle)
-            fields.append((name, (part.filename, handle, part.content_type or "application/octet-stream")))
+            fields.append((name, (part.filename, handle, part.sent_type)))
         else:
             text, content_type = part
             fields.append((name, (None, text, content_type) if content_type else text))
@@ -577,7 +587,7 @@ def describe_transport_error(exc: requests.RequestException, exchange: Exchange)
     if isinstance(exc, requests.exceptions.ReadTimeout):
         return f"no response within {timeout_ms:g} ms"
     if isinstance(exc, requests.exceptions.TooManyRedirects):
-        return f"redirect loop: more than {requests.models.DEFAULT_REDIRECT_LIMIT} redirects"
+        return f"redirect loop: more than {MAX_REDIRECTS} redirects"
     if isinstance(exc, requests.exceptions.SSLError):
         return f"TLS error: {_short(exc)}"
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
