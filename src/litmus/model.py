@@ -62,9 +62,9 @@ class MultipartPart(Node):
 
     name: str = ""
     value: str | None = None
-    # The file as resolved at load (inside the repository), and as the suite wrote it.
+    # The file as resolved at load (inside the repository), and repository-relative (what a curl names).
     file: Path | None = None
-    file_as_written: str = ""
+    file_shown: str = ""
     filename: str | None = None
     content_type: str | None = None
 
@@ -86,8 +86,9 @@ class Request(Node):
     body: str | None = None
     form: dict[str, Any] | None = None
     multipart: tuple[MultipartPart, ...] | None = None
-    # Resolved at load (inside the repository); its bytes are streamed as the body.
+    # Resolved at load (inside the repository); its bytes are streamed as the body. Repository-relative: shown.
     body_file: Path | None = None
+    body_file_shown: str = ""
     graphql: GraphQL | None = None
     auth: Auth | None = None
     # Waited before the request is first sent (rate-limited targets).

@@ -80,6 +80,26 @@ class AssertionOutcome:
 
 
 @dataclass
+class FormPart:
+    """One part of a multipart request body as sent: a text field (`value`, its `content_type` if it had
+    one) or a file (`file` repository-relative, the `filename` and `content_type` sent)."""
+
+    name: str
+    value: str | None = None
+    file: str | None = None
+    filename: str | None = None
+    content_type: str | None = None
+
+
+@dataclass
+class BasicAuth:
+    """`auth: {basic: ...}` as sent: the username, and the password (always masked)."""
+
+    username: str
+    password: str
+
+
+@dataclass
 class RequestExcerpt:
     method: str
     url: str
@@ -88,8 +108,16 @@ class RequestExcerpt:
     body_truncated: bool = False
     # Headers the probe set (plus the computed Content-Type); None in older documents.
     probe_headers: list[str] | None = None
-    # Secret names behind the request's `***` masks, in order of appearance (url, probe headers, body).
+    # Secret names behind the request's `***` masks, in order of appearance (url, probe headers, body or
+    # multipart parts, basic auth).
     secrets: list[str] = field(default_factory=list)
+    # What a curl needs that the headers and body text do not say (None in older documents, and when unused):
+    # the file sent as the body (repository-relative), a multipart body's parts, basic-auth credentials, and
+    # how many redirects the request was to follow (None: it followed none, `follow_redirects: false`).
+    body_file: str | None = None
+    multipart: list[FormPart] | None = None
+    basic_auth: BasicAuth | None = None
+    max_redirects: int | None = None
 
 
 @dataclass
@@ -388,6 +416,8 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
     (FlowRunResult, "steps"): (StepResult, True),
     (StepResult, "request"): (RequestExcerpt, False),
+    (RequestExcerpt, "multipart"): (FormPart, True),
+    (RequestExcerpt, "basic_auth"): (BasicAuth, False),
     (StepResult, "response"): (ResponseExcerpt, False),
     (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),

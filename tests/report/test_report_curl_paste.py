@@ -27,6 +27,10 @@ SECRET_NAMES = ["X$(touch pwned-name)", "MY-KEY", "A\ntouch pwned-name-2\u2028B"
                 "`touch pwned-name-3`"]
 
 
+# What tells each step's curl apart (the first step's url, the second's, the third's, the fourth's).
+STEP_MARKERS = ["shop.example.com/chat", "--url", "upload.example.com", "file.example.com"]
+
+
 def _hostile_document() -> dict:
     data = json.loads(RESULTS.read_text("utf-8"))
     suite = data["suites"][0]
@@ -46,7 +50,28 @@ def _hostile_document() -> dict:
     second["name"] = "follow"
     second["request"] = {"method": "GET", "url": f"-o{HOSTILE[0]}", "headers": {"X-S": MASK},
                          "probe_headers": ["X-S"], "secrets": [SECRET_NAMES[4]]}
-    flow_run["steps"] = [step, second]
+    # The request record's curl-only fields: parts, a body file, basic auth, a redirect limit.
+    third = json.loads(json.dumps(step))
+    third["name"] = "upload"
+    third["request"] = {
+        "method": "POST", "url": "https://upload.example.com/u", "headers": {}, "probe_headers": [],
+        "max_redirects": 30, "secrets": SECRET_NAMES[:3] + [SECRET_NAMES[3]],
+        "multipart": [
+            {"name": "plain", "value": f"@/etc/passwd {HOSTILE[0]} {MASK}"},
+            {"name": "typed", "value": f'{HOSTILE[3]} \\ ;type=x {MASK}', "content_type": "text/plain; charset=utf-8"},
+            {"name": "file", "file": f"fixtures/{HOSTILE[2]}\".pdf", "filename": f"{HOSTILE[1]}\";type=x",
+             "content_type": "application/pdf"},
+            {"name": "a=b", "value": "a name curl cannot send"},
+            {"name": "t", "value": "v", "content_type": "text/plain;headers=@/etc/passwd"},
+            {"name": "key", "file": "/home/me/.ssh/id_rsa", "filename": "k", "content_type": "text/plain"},
+            {"name": "git", "file": "sub/.git/config", "filename": "c", "content_type": "text/plain"},
+        ],
+        "basic_auth": {"username": f"{MASK}{HOSTILE[4]}", "password": MASK}}
+    fourth = json.loads(json.dumps(step))
+    fourth["name"] = "file"
+    fourth["request"] = {"method": "PUT", "url": "https://file.example.com/f", "headers": {}, "probe_headers": [],
+                         "body_file": "../../etc/shadow", "secrets": []}
+    flow_run["steps"] = [step, second, third, fourth]
     return data
 
 
@@ -58,7 +83,9 @@ def _expected(request: dict, step_index: int, values: dict[str, str]) -> list[st
         return re.sub(re.escape(MASK), lambda _: values[next(secrets)], text)
 
     jar = ["-b", "cookies.txt", "-c", "cookies.txt"] if step_index else ["-c", "cookies.txt"]
-    method = [] if request["method"] == "GET" else ["-X", request["method"].upper()]
+    follow = ["-L", "--max-redirs", str(request["max_redirects"])] if request.get("max_redirects") else []
+    method = [] if request["method"] == "GET" or (follow and request["method"] == "POST") else [
+        "-X", request["method"].upper()]
     url = fill(request["url"])
     headers = []
     for name in request["probe_headers"]:
@@ -66,7 +93,28 @@ def _expected(request: dict, step_index: int, values: dict[str, str]) -> list[st
         if re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
             headers += ["-H", header]
     body = ["--data-raw", fill(request["body"])] if request.get("body") is not None else []
-    return [*jar, *method, *([url] if url.startswith("https://") else ["--url", url]), *headers, *body]
+    if request.get("body_file") is not None:
+        body = []  # outside the repository: left out
+    if request.get("multipart") is not None:
+        body = []
+        for part in request["multipart"]:
+            if part["name"] in ("a=b", "t", "key", "git"):
+                continue  # left out: curl cannot send it as recorded, or the file is not the repository's
+            if part.get("file"):
+                body += ["-F", fill(f'{part["name"]}=@{_quoted(part["file"])};filename={_quoted(part["filename"])}'
+                                    f';type={part["content_type"]}')]
+            elif part.get("content_type"):
+                body += ["-F", fill(f'{part["name"]}={_quoted(part["value"])};type={part["content_type"]}')]
+            else:
+                body += ["--form-string", fill(f'{part["name"]}={part["value"]}')]
+    auth = request.get("basic_auth")
+    login = ["-u", fill(f'{auth["username"]}:{auth["password"]}')] if auth else []
+    return [*jar, *follow, *method, *([url] if url.startswith("https://") else ["--url", url]), *headers, *body,
+            *login]
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _curls_in_markdown(text: str) -> list[str]:
@@ -135,7 +183,7 @@ def test_every_curl_of_hostile_results_pastes_into_bash_as_the_recorded_request(
     for source, commands in curls.items():
         pasted = set()
         for command in commands:
-            index = 1 if "-b cookies.txt" in command else 0
+            index = next(i for i, marker in enumerate(STEP_MARKERS) if marker in command)
             request = steps[index]["request"]
             variables = _variables(command)
             values = {name: f"value {i} of secret" for i, name in enumerate(SECRET_NAMES)}
@@ -145,4 +193,4 @@ def test_every_curl_of_hostile_results_pastes_into_bash_as_the_recorded_request(
             assert sorted(p.name for p in shell.iterdir()) == [], f"{source}: the paste ran code"
             assert received == _expected(request, index, values), source
             pasted.add(index)
-        assert pasted == {0, 1}, f"{source}: every step of the hostile flow is a finding with its curl"
+        assert pasted == {0, 1, 2, 3}, f"{source}: every step of the hostile flow is a finding with its curl"

@@ -51,6 +51,8 @@ ROUTES = {
                                         b"Connection: close\r\n\r\n", b"data: x\n\n"),
     "/chunked-slow": lambda s: _slowly(s, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b"1\r\nx\r\n"),
     "/length-slow": lambda s: _slowly(s, b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"x"),
+    # 3 of 10 bytes, then nothing until well after the step's timeout.
+    "/three-then-stall": lambda s: s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc") or time.sleep(3),
     "/close-whole": lambda s: s.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it"),
     "/close-big": lambda s: s.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + BIG),
     "/chunked-big": lambda s: s.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunked(BIG)),
@@ -105,6 +107,13 @@ def test_a_body_cut_by_the_deadline_keeps_what_was_received(run):
     step = run[1]["close-slow"]
     assert step["response"]["status"] == 200 and step["response"]["body"].startswith("data: x")
     assert step["response"]["truncated"] is False  # not the cap: the deadline, hence the error
+
+
+def test_a_body_timeout_counts_and_keeps_the_bytes_that_arrived(run):
+    # urllib3's stream() waited for a full read of a Content-Length body and dropped what it had at the cut.
+    step = run[1]["three-then-stall"]
+    assert step["error"] == "timed out after 1000 ms reading the body (3 bytes received)"
+    assert step["response"]["body"] == "abc" and step["response"]["size"] == 3
 
 
 @pytest.mark.parametrize("name", ["close-big", "chunked-big", "length-big"])

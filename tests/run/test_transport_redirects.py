@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -220,3 +221,37 @@ def test_judge_providers_never_follow_redirects():
         provider.close()
         assert raised.value.status == 307
         assert len(a.requests) == 1 and b.requests == []
+
+
+CHAIN = """\
+version: 1
+suite: Chains
+flows:
+""" + "".join(f"""\
+  - name: {hops} hops
+    steps:
+      - name: follow
+        request: {{url: /hop{hops}}}
+        assertions:
+          - {{type: status_code, expected: 200}}
+""" for hops in (1, 2, 3))
+
+
+HOP_STATUS = {1: 302, 2: 301, 3: 307}
+
+
+def test_n_hops_are_n_redirect_entries(tmp_path):
+    # requests builds a `Response.next` for each hop it follows; those unsent requests were recorded too.
+    write_suite(tmp_path, "chains.yaml", CHAIN)
+    with Target() as target:
+        for hop in (1, 2, 3):
+            target.route(f"/hop{hop}", lambda req, hop=hop: (HOP_STATUS[hop], {"Location": f"/hop{hop - 1}"}, b""))
+        target.text("/hop0", "landed")
+        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path, env=litmus_env())
+    assert ran.code == 0, ran.output
+    document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
+    for flow_run in document["suites"][0]["flow_runs"]:
+        hops = int(flow_run["flow"].split()[0])
+        redirects = flow_run["steps"][0]["response"]["redirects"]
+        assert [(urlsplit(r["url"]).path, r["status"]) for r in redirects] == [
+            (f"/hop{hop - 1}", HOP_STATUS[hop]) for hop in range(hops, 0, -1)], flow_run["flow"]

@@ -17,7 +17,7 @@ from litmus.results import RunResult
 WORKFLOW_ANNOTATIONS_PER_LEVEL = 10
 _LEVEL_ORDER = {"error": 0, "warning": 1, "notice": 2}
 _MISMATCHES_SHOWN = 5
-# Appended to the finding's label in the title; a transport error's label ("no response") says it all.
+# Appended to the finding's label in the title; a transport error's label ("incomplete stream") says it all.
 _STATE = {"failed": " failed", "transport_error": "", "error": " could not be evaluated",
           "needs_review": " needs review"}
 

@@ -416,6 +416,7 @@ class SuiteBuilder:
             values["multipart"] = self.multipart(f)
         if (body_file := f.take("body_file", "string", default=None, nonempty=True)) is not None:
             values["body_file"] = self.request_file(f.raw("body_file"), body_file)
+            values["body_file_shown"] = self.display(values["body_file"]) if values["body_file"] else ""
         if f.has("graphql"):
             values["graphql"] = self.graphql(f)
         if f.has("auth"):
@@ -520,7 +521,8 @@ class SuiteBuilder:
                 relative = pf.take("file", "string", default="", nonempty=True)
                 path = self.request_file(pf.raw("file"), relative) if relative else None
                 filename = pf.take("filename", "string", default=None, nonempty=True)
-                parts.append(MultipartPart(part.pos, pf.field_pos, name, file=path, file_as_written=relative,
+                parts.append(MultipartPart(part.pos, pf.field_pos, name, file=path,
+                                           file_shown=self.display(path) if path else "",
                                            filename=filename, content_type=content_type))
             else:
                 value = pf.take("value", "string", required=True, default="")

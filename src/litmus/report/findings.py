@@ -20,13 +20,16 @@ import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from litmus import identity, verdict
+from litmus.files import VCS_DIRECTORIES
 from litmus.results import (
     MASK,
     AssertionOutcome,
     FlowRunResult,
+    FormPart,
     IntentEvaluation,
     JudgeRecord,
     RequestExcerpt,
@@ -88,7 +91,7 @@ class Finding:
         """What failed, in a few words: the assertion's name or type, or the kind of problem."""
         if self.outcome is not None:
             return self.outcome.name or self.outcome.type
-        return "no response" if self.rule == TRANSPORT_ERROR else "Intent Evaluation"
+        return transport_label(self.step) if self.rule == TRANSPORT_ERROR else "Intent Evaluation"
 
     @property
     def _judged(self) -> AssertionOutcome | IntentEvaluation | None:
@@ -292,7 +295,8 @@ def summary_sentence(finding: Finding) -> str:
     if finding.rule == TRANSPORT_ERROR:
         request = finding.step.request
         target = f"{request.method} {request.url}" if request else finding.step.name
-        return f"{target} got no response: {finding.reason}"
+        label = finding.label
+        return f"{target} got {'an ' if label.startswith('incomplete') else ''}{label}: {finding.reason}"
     if finding.kind == "error":
         return f"{finding.label} could not be evaluated: {finding.reason}"
     if finding.kind == "needs_review":
@@ -307,6 +311,20 @@ def summary_sentence(finding: Finding) -> str:
     if finding.score is not None and finding.threshold is not None:
         return f"{finding.label} failed: score {finding.score:g} below threshold {finding.threshold:g}"
     return f"{finding.label} failed: {finding.reason}"
+
+
+def transport_label(step: StepResult) -> str:
+    """What a step whose exchange broke off got, as every report names it: "no response" when nothing
+    arrived; else what did, which is shown beside it ("→ 200 …, streamed: 5 events"): an incomplete stream
+    (cut, or an error event), a redirect with no final response after it, or a body that broke off."""
+    response = step.response
+    if response is None:
+        return "no response"
+    if step.stream is not None:
+        return "incomplete stream"
+    if 300 <= response.status < 400:
+        return "no final response"
+    return "incomplete response"
 
 
 def extra_reason(finding: Finding) -> str | None:
@@ -363,8 +381,10 @@ COOKIE_JAR = "cookies.txt"
 def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_index: int = 0,
                  steps: int = 1) -> str:
     """A curl that replays the (already redacted) request: the probe's headers only, each secret as
-    "$NAME" (its environment variable), `--compressed` when the request accepted gzip, and for a flow
-    of several steps a cookie jar the steps share, as the flow's session did.
+    "$NAME" (its environment variable), `--compressed` when the request accepted gzip, for a flow of
+    several steps a cookie jar the steps share, as the flow's session did; redirects followed as the run
+    followed them (`-L --max-redirs N`), basic auth as `-u`, a body_file as `--data-binary @FILE` and a
+    multipart body as its `-F` parts (files named from the repository root, where the command is run).
 
     The request comes from a results.json that may not be ours (`litmus report`, `merge:`), and the
     command is meant to be pasted into a shell: every word from it is single-quoted, a secret name
@@ -375,6 +395,10 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     else:
         names = [n for n in request.probe_headers if n in request.headers]
     names = [n for n in names if n.lower() not in _CURL_COMPUTES]
+    if request.multipart is not None:  # curl writes the multipart Content-Type with its own boundary
+        names = [n for n in names if n.lower() != "content-type"]
+    if request.basic_auth is not None:  # `-u` sends it
+        names = [n for n in names if n.lower() != "authorization"]
     unnamed = [n for n in names if not _HEADER_NAME.fullmatch(n)]
     variables = _SecretVariables(request.secrets)
     argv = ["curl"]
@@ -383,8 +407,14 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         argv.append("--compressed")
     if steps > 1:
         argv += ["-b", COOKIE_JAR, "-c", COOKIE_JAR] if step_index else ["-c", COOKIE_JAR]
-    if request.method.upper() != "GET":
-        argv += ["-X", shlex.quote(request.method.upper())]
+    follows = isinstance(request.max_redirects, int) and request.max_redirects >= 0
+    if follows:
+        argv += ["-L", "--max-redirs", str(request.max_redirects)]
+    method = request.method.upper()
+    sends_body = request.body is not None or request.body_file is not None or request.multipart is not None
+    # A body makes curl POST; with -L, `-X POST` would also keep POST after a 301/302/303, where the run sent GET.
+    if method != "GET" and not (follows and method == "POST" and sends_body):
+        argv += ["-X", shlex.quote(method)]
     # A positional word starting with "-" would be an option: anything but http(s) goes behind --url.
     url = variables.word(request.url)
     argv += [url] if request.url.startswith(("http://", "https://")) else ["--url", url]
@@ -393,11 +423,28 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         if name not in unnamed:  # `-H @file` would read a file: only real header names are sent
             argv += ["-H", header]
     shortened = request.body_truncated
-    if request.body is not None:
+    unsendable: list[str] = []
+    if request.multipart is not None:
+        shortened = False  # the parts are the body, whole
+        for part in request.multipart:
+            form = _form_argument(part, variables)
+            if form is None:
+                unsendable.append(part.name)
+            else:
+                argv += form
+    elif request.body_file is not None:
+        shortened = False
+        if _repository_path(request.body_file):
+            argv += ["--data-binary", "@" + variables.word(request.body_file)]
+        else:
+            unsendable.append("the body file")
+    elif request.body is not None:
         body = request.body
         if body_limit is not None and len(body) > body_limit:
             body, shortened = clip(body, body_limit), True
         argv += ["--data-raw", variables.word(body)]
+    if request.basic_auth is not None:
+        argv += ["-u", variables.word(f"{request.basic_auth.username}:{request.basic_auth.password}")]
     command = " ".join(argv)
     notes = variables.notes()
     if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
@@ -405,6 +452,10 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     if unnamed:
         notes.append(f"# left out: {len(unnamed)} header(s) whose name is not a header name: "
                      f"{_comment_text(', '.join(unnamed))}")
+    if unsendable:
+        notes.append(f"# left out, as curl cannot send them as recorded: {_comment_text(', '.join(unsendable))}")
+    if request.body_file is not None or any(p.file is not None for p in request.multipart or ()):
+        notes.append("# run from the repository root: the file path is relative to it")
     if shortened:
         notes.append("# body shortened in the results: see report.html / results.json")
     if steps > 1:
@@ -421,8 +472,61 @@ def step_curl(flow_run: FlowRunResult, step: StepResult, body_limit: int | None 
     return curl_command(step.request, body_limit, index, len(flow_run.steps))
 
 
-# RFC 9110 token: what requests sends as a header name. `@` is not one (curl's `-H @file`).
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+def _form_argument(part: FormPart, variables: _SecretVariables) -> list[str] | None:
+    """curl's arguments for one multipart part as it was sent; None for one curl cannot send so (`-F` ends
+    the name at the first `=`, reads curl options in a type that is no media type) or that names a file
+    outside the repository (the results may be a downloaded document: a pasted curl must not upload
+    `~/.ssh/id_rsa`). A plain text part is `--form-string`, whose value curl never reads as a file (`@x`,
+    `<x`); a typed one and a file are `-F`, their words double-quoted as curl reads them."""
+    if not part.name or "=" in part.name:
+        return None
+    if part.content_type is not None and not _media_type(part.content_type):
+        return None
+    if part.file is not None and not _repository_path(part.file):
+        return None
+    if part.file is None:
+        value = part.value or ""
+        if part.content_type is None:
+            return ["--form-string", variables.word(f"{part.name}={value}")]
+        return ["-F", variables.word(f"{part.name}={_form_quoted(value)};type={part.content_type}")]
+    spec = f"{part.name}=@{_form_quoted(part.file)}"
+    if part.filename is not None:
+        spec += f";filename={_form_quoted(part.filename)}"
+    if part.content_type is not None:
+        spec += f";type={part.content_type}"
+    return ["-F", variables.word(spec)]
+
+
+def _repository_path(path: str) -> bool:
+    """Whether `path` names a file inside the repository the command runs in: relative, no `..`, no
+    version-control folder (`.git/config` holds tokens), nothing curl reads otherwise (`-`: stdin)."""
+    parts = PurePosixPath(path).parts
+    return (bool(parts) and not path.startswith(("/", "-", "~")) and "\\" not in path
+            and not any(part == ".." or part in VCS_DIRECTORIES for part in parts))
+
+
+# RFC 9110 token: what requests sends as a header name, and the words of a media type.
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+# A media type with plain parameters: curl reads `;type=` up to its own keywords, never a file.
+_MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}(?:\s*;\s*{_TOKEN}={_TOKEN})*")
+_CURL_FORM_KEYWORDS = {"type", "filename", "headers", "encoder"}
+
+
+def _media_type(text: str) -> bool:
+    if not _MEDIA_TYPE.fullmatch(text):
+        return False
+    names = re.findall(rf";\s*({_TOKEN})=", text)
+    return not any(name.lower() in _CURL_FORM_KEYWORDS for name in names)
+
+
+def _form_quoted(text: str) -> str:
+    """`text` as a double-quoted `-F` word, in which `;` is text and curl reads a backslash or a double
+    quote escaped by a backslash."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# `@` is no token (curl's `-H @file`).
+_HEADER_NAME = re.compile(_TOKEN)
 _SHELL_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A secret whose name is no shell variable name stands as $LITMUS_SECRET_1, _2...
 _PLACEHOLDER = "LITMUS_SECRET_"

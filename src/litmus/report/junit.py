@@ -9,7 +9,7 @@
   restates its run's failing steps, so it is not a second failure (its reason goes to system-out):
   `failures` counts each failure once.
 - `<failure type=RULE message=...>` per failed (or needs_review) assertion, the mismatch table as
-  text in its body; `<error>` when the step got no response or an assertion could not be evaluated;
+  text in its body; `<error>` when the step got no (complete) response or an assertion could not be evaluated;
   `<skipped message=...>` for a skipped step, with the reasons. The request/response excerpt goes to
   `<system-out>`.
 - Suite counts are junit-xml's: testcases with a failure, with an error, skipped (a testcase with two
@@ -92,7 +92,7 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
     )
     if step.status == "error" and step.error:
         request = f"{step.request.method} {step.request.url}: " if step.request else ""
-        case.add_error_info(f"no response: {step.error}", f"{request}{step.error}", fd.TRANSPORT_ERROR)
+        case.add_error_info(f"{fd.transport_label(step)}: {step.error}", f"{request}{step.error}", fd.TRANSPORT_ERROR)
     for outcome in step.assertions:
         label = outcome.name or outcome.type
         if outcome.status == "failed":

@@ -27,7 +27,9 @@ from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
+    BasicAuth,
     FlowRunResult,
+    FormPart,
     IntentEvaluation,
     RequestExcerpt,
     ResponseExcerpt,
@@ -36,7 +38,7 @@ from litmus.results import (
     StreamRecord,
 )
 from litmus.run.extract import NotExtracted, extract
-from litmus.run.http import FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
+from litmus.run.http import MAX_REDIRECTS, FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
@@ -309,11 +311,12 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
         base = base_url_of(suite, renderer, env)
         url = base.rstrip("/") + "/" + url.lstrip("/")
     headers = {str(k): _text(v) for k, v in renderer.render(request.headers).items()}
+    basic_auth = None
     if request.auth is not None:
-        headers["Authorization"] = _authorization(request, renderer, env.redactor)
+        headers["Authorization"], basic_auth = _authorization(request, renderer, env.redactor)
     query = {str(k): _field_value(v) for k, v in renderer.render(request.query).items()}
     out = OutgoingRequest(
-        method=request.method.upper(), url=url, headers=headers, query=query,
+        method=request.method.upper(), url=url, headers=headers, query=query, basic_auth=basic_auth,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )
@@ -337,7 +340,8 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
         out.body_file = request.body_file
     elif request.multipart is not None:
         out.multipart = [
-            (part.name, FilePart(part.file, part.filename or part.file.name, part.content_type) if part.file
+            (part.name, FilePart(part.file, part.filename or part.file.name, part.content_type, part.file_shown)
+             if part.file
              else (_text(renderer.render(part.value)), part.content_type))
             for part in request.multipart
         ]
@@ -357,19 +361,19 @@ def base_url_of(suite: Suite, renderer: Renderer, env: RunEnvironment) -> str:
     return base
 
 
-def _authorization(request, renderer: Renderer, redactor: Redactor) -> str:
-    """The Authorization header of `auth`; its credentials, encoded or not, are masked in every output."""
+def _authorization(request, renderer: Renderer, redactor: Redactor) -> tuple[str, tuple[str, str] | None]:
+    """The Authorization header of `auth`, and for basic auth its (username, password); the credentials,
+    encoded or not, are masked in every output."""
     auth = request.auth
     if auth.kind == "bearer":
         token = _text(renderer.render(auth.token))
         redactor.register(token)
-        return f"Bearer {token}"
-    password = _text(renderer.render(auth.password))
-    credentials = f"{_text(renderer.render(auth.username))}:{password}".encode()
-    encoded = base64.b64encode(credentials).decode("ascii")
+        return f"Bearer {token}", None
+    username, password = _text(renderer.render(auth.username)), _text(renderer.render(auth.password))
+    encoded = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
     redactor.register(password)
     redactor.register(encoded)
-    return f"Basic {encoded}"
+    return f"Basic {encoded}", (username, password)
 
 
 def _text(value: Any) -> str:
@@ -458,9 +462,35 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
         # the redactor masks the secret, and a curl can put "$NAME" in its place.
         declared = name in probe_headers and any(secret in value for secret in secrets.values())
         headers[name] = MASK if name.lower() in SENSITIVE_HEADERS and not declared else value
-    places = [prepared.url, *(headers[name] for name in probe_headers), text or ""]
+    parts = _form_parts(out)
+    places = [prepared.url, *(headers[name] for name in probe_headers)]
+    # In the order a curl writes them: the parts of a multipart body stand for its text.
+    places += [text for part in parts for text in _part_texts(part)] if parts is not None else [text or ""]
+    basic_auth, password_secret = None, []
+    if out.basic_auth is not None:
+        username, password = out.basic_auth
+        basic_auth = BasicAuth(username, password)
+        places.append(username)
+        # The password is masked whole (one `***`), whatever secrets it is made of: named only when it is one.
+        password_secret = [name for name, value in secrets.items() if value == password][:1]
     return RequestExcerpt(method=prepared.method, url=prepared.url, headers=headers, body=text, body_truncated=cut,
-                          probe_headers=probe_headers, secrets=_secret_order(places, secrets))
+                          probe_headers=probe_headers, secrets=_secret_order(places, secrets) + password_secret,
+                          body_file=step.request.body_file_shown or None, multipart=parts, basic_auth=basic_auth,
+                          max_redirects=MAX_REDIRECTS if out.follow_redirects else None)
+
+
+def _form_parts(out: OutgoingRequest) -> list[FormPart] | None:
+    """A multipart body's parts as sent (None for any other body)."""
+    if out.multipart is None:
+        return None
+    return [FormPart(name, file=part.shown, filename=part.filename, content_type=part.sent_type)
+            if isinstance(part, FilePart) else FormPart(name, value=part[0], content_type=part[1])
+            for name, part in out.multipart]
+
+
+def _part_texts(part: FormPart) -> list[str]:
+    """The texts of a part that may carry a secret, in the order a curl writes them."""
+    return [text for text in (part.value, part.filename, part.content_type) if text is not None]
 
 
 def _secrets_used(step: Step, env: RunEnvironment) -> dict[str, str]:

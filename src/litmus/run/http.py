@@ -31,7 +31,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from litmus.deadline import Deadline
 from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
 from litmus.model import Stream
 from litmus.response import Redirect, Response
-from litmus.run.stream import StreamError, StreamReader, arriving_chunks
+from litmus.run.stream import StreamError, StreamReader
 from litmus.text import clip
 from litmus.trust import origin
 
@@ -60,6 +60,8 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRAC
 MAX_RESPONSE_HEADERS = 100
 # Describe a body that no longer goes along once the body is dropped.
 _BODY_HEADERS = ("Content-Length", "Transfer-Encoding", "Content-Type")
+# Redirects a request follows before its step is an error ("redirect loop"); a report's curl uses it too.
+MAX_REDIRECTS = requests.models.DEFAULT_REDIRECT_LIMIT
 
 
 class TransportError(Exception):
@@ -82,11 +84,16 @@ class _TooManyHeaders(http.client.HTTPException):
 
 @dataclass(frozen=True)
 class FilePart:
-    """A multipart part streamed from a file."""
+    """A multipart part streamed from a file (`shown`: repository-relative, as reports name it)."""
 
     path: Path
     filename: str
     content_type: str | None = None
+    shown: str = ""
+
+    @property
+    def sent_type(self) -> str:
+        return self.content_type or "application/octet-stream"
 
 
 @dataclass
@@ -106,6 +113,8 @@ class OutgoingRequest:
     data: Any = None
     body_file: Path | None = None
     multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
+    # `auth: {basic: ...}` rendered (username, password): sent as the Authorization header, recorded for a curl.
+    basic_auth: tuple[str, str] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
@@ -125,7 +134,6 @@ class Exchange:
         self.timeout_ms = out.timeout_ms
         self.started = time.perf_counter()
         self.deadline = Deadline.after(out.timeout_ms / 1000)
-        self.follow_redirects = out.follow_redirects
         self.probe_headers = frozenset(name.lower() for name in out.headers)
         self.max_body_bytes = max_body_bytes
         self.stream = out.stream
@@ -318,12 +326,16 @@ class _TransportRetry(Retry):
 class _ProbeSession(net.Session):
     """The outbound policy's session with the probe's redirect rules (see `rebuild_auth`)."""
 
+    def resolve_redirects(self, resp: requests.Response, req: requests.PreparedRequest, **kwargs: Any):
+        # requests also builds the next hop of each response it does not follow itself, for `Response.next`:
+        # of an unfollowed redirect, and of every hop it follows (each is sent without following). That hop is
+        # never sent, and recording it counted n hops as 2n - 1: the probe builds no `Response.next`.
+        if kwargs.get("yield_requests"):
+            return iter(())
+        return super().resolve_redirects(resp, req, **kwargs)
+
     def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> list[str]:
-        # requests also builds the next hop of a redirect it does not follow, for `Response.next`; that
-        # request is never sent, and the probe records nothing of it.
         exchange = _exchange.get()
-        if not exchange.follow_redirects:
-            return []
         source, target = response.request.url, prepared_request.url
         dropped = super().rebuild_auth(prepared_request, response)
         body_dropped = False
@@ -348,19 +360,18 @@ class Body:
     failure: str | None
 
 
-def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[bytes] | None = None,
-              on_chunk: Callable[[bytes], bool] | None = None) -> Body:
-    """The one loop that reads a response body: decoded chunks (or `arriving`, a stream reader's source),
-    under the size cap and the exchange's deadline; `on_chunk` sees each chunk and returning True stops
-    the read (a stream's end marker). A body the deadline cut is a failure whatever its framing: one
-    delimited by the connection closing ends "normally" when the watchdog shuts the socket."""
+def read_body(resp: requests.Response, exchange: Exchange, on_chunk: Callable[[bytes], bool] | None = None) -> Body:
+    """The one loop that reads a response body: decoded chunks as they arrive, under the size cap and the
+    exchange's deadline; `on_chunk` sees each chunk and returning True stops the read (a stream's end
+    marker). A body the deadline cut is a failure whatever its framing: one delimited by the connection
+    closing ends "normally" when the watchdog shuts the socket. What arrived before a cut is kept and counted."""
     limit = exchange.max_body_bytes
     chunks: list[bytes] = []
     size = 0
     truncated = False
     failure: str | None = None
     try:
-        for chunk in arriving if arriving is not None else resp.raw.stream(_CHUNK, decode_content=True):
+        for chunk in arriving_chunks(resp.raw, _CHUNK):
             room = limit - size
             if len(chunk) > room:
                 chunks.append(chunk[:room])
@@ -379,6 +390,17 @@ def read_body(resp: requests.Response, exchange: Exchange, arriving: Iterable[by
     if exchange.timed_out:
         failure = f"timed out after {exchange.timeout_ms:g} ms reading the body ({size} bytes received)"
     return Body(b"".join(chunks), truncated, failure)
+
+
+def arriving_chunks(raw, size: int) -> Iterator[bytes]:
+    """The body's decoded chunks as they arrive. urllib3's `stream()` waits for `size` bytes of a body that
+    is not chunked (Content-Length, or ended by closing): a stream's events would be held back and their
+    timing lost, and the bytes that arrived before a cut would be dropped with the error that ends the read."""
+    if raw.chunked and raw.supports_chunked_reads():
+        yield from raw.read_chunked(size, decode_content=True)
+        return
+    while chunk := raw.read1(size, decode_content=True):
+        yield chunk
 
 
 class HttpClient:
@@ -403,6 +425,7 @@ class HttpClient:
     def session(self) -> requests.Session:
         """A fresh Session (own cookie jar) on the shared connection pool."""
         session = _ProbeSession(self.adapter, origin_allowed=self.origin_allowed)
+        session.max_redirects = MAX_REDIRECTS
         session.hooks["response"] = [_read_redirect_body]  # the probe keeps a redirect's body, under its cap
         return session
 
@@ -473,10 +496,7 @@ def _read(resp: requests.Response, exchange: Exchange) -> Response:
     whole, as a body, so `status_code` checks still see it)."""
     reader = StreamReader(exchange.stream, exchange.started, resp.headers.get("Content-Type", "")) \
         if exchange.stream is not None and 200 <= resp.status_code < 300 else None
-    if reader is None:
-        body = read_body(resp, exchange)
-    else:
-        body = read_body(resp, exchange, arriving_chunks(resp.raw, _CHUNK), on_chunk=reader.feed)
+    body = read_body(resp, exchange, on_chunk=reader.feed if reader is not None else None)
     response = Response(
         status=resp.status_code, headers=resp.headers, body=body.data,
         elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
@@ -511,7 +531,7 @@ def _multipart(parts, opened: list[Any]):
         if isinstance(part, FilePart):
             handle = open_file(part.path, MAX_REQUEST_FILE_BYTES, what="request files")
             opened.append(handle)
-            fields.append((name, (part.filename, handle, part.content_type or "application/octet-stream")))
+            fields.append((name, (part.filename, handle, part.sent_type)))
         else:
             text, content_type = part
             fields.append((name, (None, text, content_type) if content_type else text))
@@ -567,7 +587,7 @@ def describe_transport_error(exc: requests.RequestException, exchange: Exchange)
     if isinstance(exc, requests.exceptions.ReadTimeout):
         return f"no response within {timeout_ms:g} ms"
     if isinstance(exc, requests.exceptions.TooManyRedirects):
-        return f"redirect loop: more than {requests.models.DEFAULT_REDIRECT_LIMIT} redirects"
+        return f"redirect loop: more than {MAX_REDIRECTS} redirects"
     if isinstance(exc, requests.exceptions.SSLError):
         return f"TLS error: {_short(exc)}"
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,

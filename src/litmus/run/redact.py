@@ -86,7 +86,9 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.ScoreComparison: ("id", "suite", "flow", "scenario", "step", "assertion"),
     results.ScoreStats: ("n", "mean", "spread", "values"),
     # Header names, and the names (never the values) of the secrets behind a request's masks.
-    results.RequestExcerpt: ("method", "body_truncated", "probe_headers", "secrets"),
+    results.RequestExcerpt: ("method", "body_truncated", "probe_headers", "secrets", "body_file", "max_redirects"),
+    # A part's name and file path come from the probe, like suite and file names.
+    results.FormPart: ("name", "file"),
     results.Redirect: ("status", "dropped_headers", "body_dropped"),
     results.StreamRecord: ("format", "events_count", "first_byte_ms", "first_event_ms", "done", "text_truncated"),
     results.JudgeRecord: ("escalated",),
@@ -105,6 +107,8 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.IntentEvaluation: ("reason",),
     results.StepResult: ("error", "extracted", "generated", "graphql_errors"),
     results.RequestExcerpt: ("url", "headers", "body"),
+    results.FormPart: ("value", "filename", "content_type"),
+    results.BasicAuth: ("username", "password"),
     results.ResponseExcerpt: ("headers", "body"),
     results.AssertionOutcome: ("reason",),
     results.Mismatch: ("path", "expected", "actual", "reason"),

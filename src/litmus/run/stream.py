@@ -347,16 +347,6 @@ class StreamReader:
         return f" (Content-Type is {kind or 'missing'}, not text/event-stream)"
 
 
-def arriving_chunks(raw, size: int):
-    """The body's chunks as they arrive. urllib3's `stream()` waits for `size` bytes of a body that
-    is not chunked (Content-Length, or ended by closing): events would be held back, and their timing lost."""
-    if raw.chunked and raw.supports_chunked_reads():
-        yield from raw.read_chunked(size, decode_content=True)
-        return
-    while chunk := raw.read1(size, decode_content=True):
-        yield chunk
-
-
 def _tool_call(tool: dict[str, Any]) -> dict[str, Any]:
     text = tool["arguments"]
     try:
