@@ -37,8 +37,10 @@ import os
 import sys
 from pathlib import Path
 
+from litmus.console import clean
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import load_suites, repo_root
+from litmus.references import ApplyError, apply_edits, patch, plan_reference_updates
 from litmus.results import ResultsError, RunResult, load_results, write_text_atomic
 from litmus.text import did_you_mean
 
@@ -79,9 +81,6 @@ def accept(result: RunResult, suites: list, root: Path, suite_names: list[str] =
            patch_file: Path | None = None, prog: str = PROG) -> int:
     """Plan the references of `result`, then write them (or the patch) and say what was done: 0 done,
     1 refused (nothing written). Shared by `litmus run --update-references`."""
-    from litmus.console import clean  # lazy: the console costs 30 ms
-    from litmus.references import ApplyError, apply_edits, patch, plan_reference_updates
-
     plan = plan_reference_updates(result, suites, root, suite_names)
     if plan.refusals:
         print(f"{prog}: refused, nothing written:", file=sys.stderr)
@@ -113,7 +112,5 @@ def accept(result: RunResult, suites: list, root: Path, suite_names: list[str] =
 
 
 def _usage(message: str) -> int:
-    from litmus.console import clean
-
     print(f"{PROG}: error: {clean(message)}", file=sys.stderr)
     return 2
