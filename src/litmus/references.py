@@ -196,11 +196,12 @@ class _Writer:
         self.row_edits: dict[Path, tuple[Suite, str, dict[str, str]]] = {}
         # scenarios file real path -> {scenario id: (its reference, its line)}, as the loader reads the rows
         self.rows: dict[Path, dict[str, tuple[str | None, int]]] = {}
+        self.inline_by_suite: dict[str, dict[str, Scenario]] = {}
 
     def accept(self, suite: Suite, scenario_id: str, reply: str, plan: ReferencePlan) -> None:
         label = f"suite '{suite.name}', scenario '{scenario_id}'"
         context = suite.context
-        inline = next((s for s in context.scenarios if s.id == scenario_id), None) if context else None
+        inline = self.inline_scenarios(suite).get(scenario_id)
         if inline is not None:
             self.inline(suite, inline, reply, label, plan)
         elif context is not None and context.scenarios_file is not None:
@@ -248,6 +249,12 @@ class _Writer:
         if written is not None:
             self.suite_edits.setdefault(suite.abs_path, (suite, []))[1].append((scenario, written, label))
         plan.accepted.append((suite.name, scenario.id, display))
+
+    def inline_scenarios(self, suite: Suite) -> dict[str, Scenario]:
+        if suite.name not in self.inline_by_suite:
+            scenarios = suite.context.scenarios if suite.context else ()
+            self.inline_by_suite[suite.name] = {scenario.id: scenario for scenario in scenarios}
+        return self.inline_by_suite[suite.name]
 
     def new_file(self, suite: str, scenario: str) -> Path:
         """probes/references/<suite>/<scenario>.txt, names made safe (`_slug`); when that file exists or another
@@ -483,11 +490,12 @@ def _unintended(old: str, new: str, display: str, changes: list[tuple[str, str]]
         return f"the edited file would not be valid YAML ({exc.message})"
     expected = copy.deepcopy(before.plain() if before else None)
     scenarios = ((expected or {}).get("context") or {}).get("scenarios") or []
+    by_id = {scenario.get("id"): scenario for scenario in scenarios if isinstance(scenario, dict)}
     for scenario_id, written in changes:
-        for scenario in scenarios:
-            if isinstance(scenario, dict) and scenario.get("id") == scenario_id:
-                scenario.pop("reference_response", None)
-                scenario["reference_response_file"] = written
+        if scenario_id not in by_id:
+            return "the scenario is not where the loader found it"
+        by_id[scenario_id].pop("reference_response", None)
+        by_id[scenario_id]["reference_response_file"] = written
     if (after.plain() if after else None) != expected:
         return "editing it by position would change more than its reference (an anchor, alias or merge key is involved)"
     return None
