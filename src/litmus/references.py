@@ -188,8 +188,8 @@ class _Writer:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        # real path -> the suite's YAML edits: [(scenario, text edit or None for "only the reference file")]
-        self.suite_edits: dict[Path, tuple[Suite, list[tuple[Scenario, str, str]]]] = {}
+        # suite real path -> (suite, [(scenario, its new reference_response_file as written in the suite)])
+        self.suite_edits: dict[Path, tuple[Suite, list[tuple[Scenario, str]]]] = {}
         # reference file real path -> (display, new bytes, who, new file?)
         self.reference_files: dict[Path, tuple[str, bytes, str, bool]] = {}
         # scenarios file real path -> (suite, display, {scenario id: reply})
@@ -247,7 +247,7 @@ class _Writer:
             return
         self.reference_files[real] = (display, data, label, new)
         if written is not None:
-            self.suite_edits.setdefault(suite.abs_path, (suite, []))[1].append((scenario, written, label))
+            self.suite_edits.setdefault(suite.abs_path, (suite, []))[1].append((scenario, written))
         plan.accepted.append((suite.name, scenario.id, display))
 
     def inline_scenarios(self, suite: Suite) -> dict[str, Scenario]:
@@ -295,14 +295,13 @@ class _Writer:
             plan.refusals.append(Refusal(display, f"{label}: {exc}"))
             return None
 
-    def suite_file(self, path: Path, suite: Suite, edits: list[tuple[Scenario, str, str]],
-                   plan: ReferencePlan) -> None:
+    def suite_file(self, path: Path, suite: Suite, edits: list[tuple[Scenario, str]], plan: ReferencePlan) -> None:
         old = self.read(path, suite.file, MAX_FILE_BYTES, f"suite '{suite.name}'", plan)
         if old is None:
             return
         text = old.decode("utf-8")
         try:
-            new = edit_suite_text(text, suite.file, [(scenario, written) for scenario, written, _ in edits])
+            new = edit_suite_text(text, suite.file, edits)
         except SuiteEditRefused as exc:
             plan.refusals.extend(exc.refusals)
             return
@@ -471,13 +470,14 @@ def _reference_span(text: str, mapping: _Mapping | None, aliased: set[str],
         return "its id comes from elsewhere (an alias or merge)"
     if mapping.flow:
         return scenario_id.value_end, scenario_id.value_end, f", {new_key}: {written}"
-    # A new line after the id's, at the column of the id key.
+    # A new line after the id's, at the column of the id key, ended like the id's line.
     column = scenario_id.key_start - (text.rfind("\n", 0, scenario_id.key_start) + 1)
     line_end = text.find("\n", scenario_id.value_end - 1 if text[scenario_id.value_end - 1] == "\n"
                          else scenario_id.value_end)
+    line = f"{' ' * column}{new_key}: {written}"
     if line_end < 0:
-        return len(text), len(text), f"\n{' ' * column}{new_key}: {written}"
-    return line_end + 1, line_end + 1, f"{' ' * column}{new_key}: {written}\n"
+        return len(text), len(text), ("\r\n" if "\r\n" in text else "\n") + line
+    return line_end + 1, line_end + 1, line + ("\r\n" if text[line_end - 1:line_end] == "\r" else "\n")
 
 
 def _unintended(old: str, new: str, display: str, changes: list[tuple[str, str]]) -> str | None:

@@ -44,6 +44,7 @@ context:
             reference_response: *note
         -   id: 'empty'
             data: {order_id: 10}
+        -   {id: bare, data: {order_id: 12}}
 flows:
     -   name: Ask
         steps:
@@ -70,6 +71,7 @@ def test_the_diff_is_exactly_the_reference_lines(project, target, capsys):
         "                on its way.",
         "            reference_response: Order 9 is lost   # comment after",
         "            reference_response: *note",
+        "        -   {id: bare, data: {order_id: 12}}",
     ]
     folder = "references/order-assistant"
     assert added == [
@@ -79,11 +81,24 @@ def test_the_diff_is_exactly_the_reference_lines(project, target, capsys):
         f"            reference_response_file: {folder}/plain.txt   # comment after",
         f"            reference_response_file: {folder}/aliased.txt",
         f"            reference_response_file: {folder}/empty.txt",
+        f"        -   {{id: bare, reference_response_file: {folder}/bare.txt, data: {{order_id: 12}}}}",
     ]
-    for scenario, order in (("delayed", 1042), ("flowed", 7), ("aliased", 11), ("empty", 10)):
+    for scenario, order in (("delayed", 1042), ("flowed", 7), ("aliased", 11), ("empty", 10), ("bare", 12)):
         assert (project / "probes" / folder / f"{scenario}.txt").read_text() == reply_for(order) + "\n"
     code, out, err = litmus(capsys, "run", "--base-url", target.base_url)
     assert code == 0, out + err
+
+
+def test_a_suite_with_crlf_line_ends_keeps_them(project, target, capsys):
+    (project / "probes" / "orders.yaml").write_bytes(SUITE.replace("\n", "\r\n").encode())
+    code, out, err = litmus(capsys, "run", "--base-url", target.base_url, "--update-references")
+    assert "written to" in out, err
+    data = (project / "probes" / "orders.yaml").read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") == SUITE.count("\n") + 1
+    removed, added = changed_lines(SUITE, data.decode().replace("\r\n", "\n"))
+    assert removed == ["      reference_response: Order 1042 is delayed.   # approved in March"]
+    assert added == ["      reference_response_file: references/orders/delayed.txt   # approved in March",
+                     "      reference_response_file: references/orders/fresh.txt"]
 
 
 def test_a_merged_reference_is_refused(project, target, capsys):
