@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("litmus.commands.report", "render SARIF, JUnit, Markdown, HTML from a results.json"),
     "merge": ("litmus.commands.merge", "merge the results of sharded runs into one results.json"),
     "compare": ("litmus.commands.compare", "compare a results.json with a baseline run: new, unchanged, fixed"),
+    "accept-references": ("litmus.commands.accept_references",
+                          "make a run's replies the new reference answers of their scenarios"),
     "action": ("litmus.commands.action", "the GitHub Action entrypoint: run, report, comment, annotate"),
 }
 

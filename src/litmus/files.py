@@ -14,6 +14,9 @@ loaded. So every such file goes through here, once at load (`resolve`) and at ev
 - each caller passes its size cap; a file over it is refused before it is read, and no more than
   cap + 1 bytes are ever read (a file growing meanwhile is refused too).
 
+Files Litmus writes inside the repository (accepted references) follow the same rule, stricter:
+`writable` also refuses a symbolic link anywhere on the path, whatever it points at.
+
 A refusal is `FileRefused`, whose message names the path as written and a short reason, never the
 file's content; loaders turn it into an error at the field that named the file.
 """
@@ -81,6 +84,28 @@ def resolve_named(path: Path, *, shown: str | None = None) -> Path:
     _refuse_vcs(written, Path(os.path.abspath(path)).parts + target.parts)
     _check_regular(written, target)
     return target
+
+
+def writable(path: Path, root: Path, *, shown: str, new: bool) -> Path:
+    """`path` (absolute), a file Litmus is to write inside `root` (accepted references): the real path the
+    resolver would give, which must also be the path as named, so that nothing is written through a symbolic
+    link, wherever it points (a pull request can commit `probes/references` as one); never in version-control
+    metadata; a regular file, or, when `new`, no file yet. Raises FileRefused."""
+    named = Path(os.path.normpath(os.path.abspath(path)))
+    real = Path(os.path.realpath(path))
+    real_root = Path(os.path.realpath(root))
+    if not real.is_relative_to(real_root):
+        raise FileRefused(shown, f"resolves outside the repository root ({root})")
+    relative = real.relative_to(real_root)
+    if Path(os.path.relpath(named, os.path.abspath(root))) != relative:
+        raise FileRefused(shown, "has a symbolic link on its path: Litmus writes no file through a link")
+    _refuse_vcs(shown, relative.parts)
+    if new:
+        if os.path.lexists(real):
+            raise FileRefused(shown, "already exists")
+        return real
+    _check_regular(shown, real)
+    return real
 
 
 def open_file(path: Path, cap: int, *, shown: str | None = None, what: str = "files") -> BinaryIO:

@@ -59,6 +59,18 @@ class JudgeRecord:
 
 
 @dataclass
+class JudgedReply:
+    """The text a scenario-aware judge read (the body, or what `select` chose), whole up to the body cap: what
+    `litmus accept-references` writes as the scenario's new reference. Redacted like all free text."""
+
+    text: str
+    # The response was cut at the run's body cap: the text is not the whole reply.
+    truncated: bool = False
+    # Redaction replaced something in it with `***`: the text is not the reply as sent.
+    masked: bool = False
+
+
+@dataclass
 class AssertionOutcome:
     type: str
     status: AssertionStatus
@@ -77,6 +89,8 @@ class AssertionOutcome:
     # Stable identity (`litmus.identity`), and for a failing outcome its baseline state.
     id: str | None = None
     baseline: BaselineState | None = None
+    # Scenario-aware types: the reply the judge read (also when it could not judge for want of a reference).
+    reply: JudgedReply | None = None
 
 
 @dataclass
@@ -425,6 +439,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (StreamRecord, "events"): (StreamEvent, True),
     (AssertionOutcome, "mismatches"): (Mismatch, True),
     (AssertionOutcome, "judge"): (JudgeRecord, False),
+    (AssertionOutcome, "reply"): (JudgedReply, False),
     (IntentEvaluation, "judge"): (JudgeRecord, False),
     (JudgeRecord, "tiers"): (JudgeTier, True),
     (RunResult, "baseline"): (BaselineSummary, False),
@@ -533,9 +548,14 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """`write_bytes_atomic` of `text` in UTF-8."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write a file whole or not at all, never through a symlink or into a file that was there.
 
-    The text goes to a fresh temporary file beside it (created exclusively, so a planted symlink is
+    The bytes go to a fresh temporary file beside it (created exclusively, so a planted symlink is
     never followed), which then replaces the name: a symlink or hard link planted at `path` (a pull
     request can commit one into the output folder) is replaced, its target left untouched.
     """
@@ -545,8 +565,8 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     try:
         # mkstemp creates the file 0600; give it the mode any other file we write gets (0666 & ~umask).
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

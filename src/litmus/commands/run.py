@@ -27,8 +27,12 @@ or the judge.max_calls budget ran out) fails, saying how many and why. --no-judg
 choice of deterministic checks only: those assertions are then skipped, counted and said. An
 assertion marked `critical: true` fails its flow run whatever the Intent Evaluation says.
 
-Exit status: 0 every suite passed (per --fail-on), 1 not, 2 usage or probe errors (no suite
-found, a --suite/--flow filter that matches nothing, litmus.yaml errors included), an --out folder
+--update-references then writes each scenario's reply as its new reference answer (see
+`litmus accept-references --help`): review the diff and commit it; the next run judges against it.
+
+Exit status: 0 every suite passed (per --fail-on), 1 not (or --update-references refused), 2 usage
+or probe errors (no suite found, a --suite/--flow filter that matches nothing, litmus.yaml errors
+included), an --out folder
 that cannot be written (checked before any request), or an output file that could not be written
 (results.json is written first, each report whatever befell the others), 130/143 interrupted by
 SIGINT/SIGTERM (partial results are still written, marked interrupted).
@@ -104,6 +108,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "a failed assertion is never retried (use a step's retry: for polling). "
                              "Without it too, an idempotent request that met a pooled connection the server had "
                              "closed is sent once more on a new one")
+    parser.add_argument("--update-references", action="store_true",
+                        help="after the run, write each scenario's reply (the one its accurate_with_scenario_context "
+                             "assertion judged) as its new reference, as `litmus accept-references` does; refused, "
+                             "writing nothing, for cut, masked or disagreeing replies (exit status at least 1)")
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-q", "--quiet", action="store_true", help="print only the verdict line")
     loudness.add_argument("-v", "--verbose", action="store_true",
@@ -152,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         suites, _config, judge = prepare(request, channel)
     except RunRefused as exc:
         return 2 if exc.reported else _usage(str(exc))
-    return _execute(request, channel, console, suites, judge)
+    return _execute(request, channel, console, suites, judge, update_references=args.update_references)
 
 
 def read_run_vars(args: argparse.Namespace) -> dict:
@@ -198,7 +206,7 @@ def _baseline(given: str | None):
         return f"--baseline: {exc}"
 
 
-def _execute(request, channel, console, suites, judge) -> int:
+def _execute(request, channel, console, suites, judge, *, update_references: bool = False) -> int:
 
     from litmus.pipeline import execute  # lazy: 130 ms only a run needs (validate imports this module)
     from litmus.run.signals import (  # lazy: 130 ms only a run needs (validate imports this module)
@@ -224,7 +232,13 @@ def _execute(request, channel, console, suites, judge) -> int:
         return exit_abandoning(signals.exit_code)
     if output.problems:
         return 2  # the checks ran, but what they found is not all on disk
-    return exit_code(output.result, options.fail_on)
+    status = exit_code(output.result, options.fail_on)
+    if update_references:
+        from litmus.commands.accept_references import accept  # lazy: only this option needs it
+
+        # The run's own status stands (it judged against the old references); a refusal makes it at least 1.
+        return max(status, accept(output.result, suites, request.root, prog="litmus run --update-references"))
+    return status
 
 
 def _formats(given: list[str] | None) -> list[str] | None | str:

@@ -12,7 +12,7 @@ from litmus.assertions._jsonpaths import find
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
 from litmus.response import BodyNotJSON
-from litmus.results import AssertionOutcome, JudgeRecord, Mismatch
+from litmus.results import AssertionOutcome, JudgedReply, JudgeRecord, Mismatch
 from litmus.text import MARK
 
 if TYPE_CHECKING:
@@ -52,6 +52,27 @@ def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
 
 
 def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
+    """`selected_text` cut to MAX_JUDGED_CHARS: what a judge is shown."""
+    text, where = selected_text(select, ctx)
+    if len(text) > MAX_JUDGED_CHARS:
+        text = text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
+    return text, where
+
+
+def judged_reply(assertion: Assertion, ctx: EvalContext) -> JudgedReply | None:
+    """For scenario-aware types, the whole selected text as results.json keeps it (None for other types, or
+    when `select` chooses nothing): redacted, and saying whether redaction or the body cap changed it."""
+    if assertion.type not in SCENARIO_TYPES:
+        return None
+    try:
+        text, _ = selected_text(assertion.select, ctx)
+    except NotJudgeable:
+        return None
+    masked = ctx.redact(text)
+    return JudgedReply(masked, truncated=ctx.response.truncated, masked=masked != text)
+
+
+def selected_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
     """The body text, or the `select`ed JSON node(s): one string node as is, else JSON; and where it is
     (`$`, the one node's concrete path, or the expression when it matched several nodes)."""
     where = "$"
@@ -66,8 +87,6 @@ def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
             raise NotJudgeable(f"select {select} matches no node in the response")
         where, value = matches[0] if len(matches) == 1 else (select, [v for _, v in matches])
         text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
-    if len(text) > MAX_JUDGED_CHARS:
-        text = text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
     return text, where
 
 
@@ -80,7 +99,8 @@ def threshold_for(assertion: Assertion, ctx: EvalContext, default: float) -> flo
     return default
 
 
-def decision_outcome(assertion: Assertion, decision: Decision, threshold: float, where: str) -> AssertionOutcome:
+def decision_outcome(assertion: Assertion, decision: Decision, threshold: float, where: str,
+                     reply: JudgedReply | None = None) -> AssertionOutcome:
     mismatches = [_placed(m, assertion.type, where) for m in (decision.verdict.mismatches if decision.verdict else ())]
     if decision.status != "passed" and not mismatches:
         expected = f"a score of at least {threshold:g}" if decision.status == "failed" else "a judge verdict"
@@ -91,7 +111,7 @@ def decision_outcome(assertion: Assertion, decision: Decision, threshold: float,
     return outcome(
         assertion, decision.status, decision.reason, mismatches=mismatches, score=decision.score,
         threshold=threshold,
-        judge=JudgeRecord(escalated=decision.escalated, tiers=[t.record for t in decision.tiers]),
+        judge=JudgeRecord(escalated=decision.escalated, tiers=[t.record for t in decision.tiers]), reply=reply,
     )
 
 

@@ -188,16 +188,18 @@ class JudgeService:
 
     def evaluate_assertion(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
         threshold = judged_assertion.threshold_for(assertion, ctx, self.config.threshold)
+        # Kept also when there is no reference to judge against: accepting it is how a scenario gets its first.
+        reply = judged_assertion.judged_reply(assertion, ctx)
         try:
             prompt, where = judged_assertion.build_prompt(assertion, ctx)
         except judged_assertion.NotJudgeable as exc:
-            return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, mismatches=[
+            return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, reply=reply, mismatches=[
                 Mismatch(assertion.select or "$", "a judgeable response", None, str(exc))])
         try:
             decision = self.judge(prompt, threshold)
         except BudgetExhausted:
             return not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold)
-        return judged_assertion.decision_outcome(assertion, decision, threshold, where)
+        return judged_assertion.decision_outcome(assertion, decision, threshold, where, reply)
 
     def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
         """`similar`: cosine similarity of the reference's and the response's embeddings vs `threshold`."""

@@ -92,6 +92,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.Redirect: ("status", "dropped_headers", "body_dropped"),
     results.StreamRecord: ("format", "events_count", "first_byte_ms", "first_event_ms", "done", "text_truncated"),
     results.JudgeRecord: ("escalated",),
+    results.JudgedReply: ("truncated", "masked"),
     results.JudgeTier: ("provider", "model", "score", "latency_ms", "input_tokens", "output_tokens", "cached"),
 }.items()}
 # The free text, for the record: what the walk masks.
@@ -113,6 +114,7 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.AssertionOutcome: ("reason",),
     results.Mismatch: ("path", "expected", "actual", "reason"),
     results.JudgeTier: ("reason",),
+    results.JudgedReply: ("text",),
 }
 # Mappings whose keys are names (header names, the probe's variable names) and values free text.
 _NAMED_VALUES = frozenset({"headers", "extracted"})
@@ -120,7 +122,10 @@ _NAMED_VALUES = frozenset({"headers", "extracted"})
 _CUT_FLAG = {(results.RequestExcerpt, "body"): "body_truncated",
              (results.ResponseExcerpt, "body"): "body_excerpt_truncated",
              (results.StreamRecord, "text"): "text_truncated",
-             (results.StreamRecord, "raw"): None}
+             (results.StreamRecord, "raw"): None,
+             (results.JudgedReply, "text"): "truncated"}
+# Texts whose flag says whether masking changed them: a reply with `***` in it is not one to accept as a reference.
+_MASKED_FLAG = {(results.JudgedReply, "text"): "masked"}
 
 
 def masks_env_value(value: str) -> bool:
@@ -323,7 +328,10 @@ class Redactor:
                     self.redact_in_place(item)
             elif (cls, name) in _CUT_FLAG and isinstance(value, str):
                 flag = _CUT_FLAG[cls, name]
-                setattr(obj, name, self.redact(value, cut=True if flag is None else getattr(obj, flag)))
+                masked = self.redact(value, cut=True if flag is None else getattr(obj, flag))
+                setattr(obj, name, masked)
+                if masked != value and (cls, name) in _MASKED_FLAG:
+                    setattr(obj, _MASKED_FLAG[cls, name], True)
             elif name in _NAMED_VALUES and isinstance(value, dict):
                 setattr(obj, name, {key: self.redact_value(item) for key, item in value.items()})
             else:
