@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import yaml
 
-from litmus import files
+from litmus import files, git
 from litmus.assertions import REGISTRY
 from litmus.errors import Diagnostic, Position
 from litmus.files import MAX_FILE_BYTES
@@ -43,6 +43,7 @@ from litmus.results import (
     Mismatch,
     RunResult,
 )
+from litmus.trust import Trust
 
 # Where the decisions live, relative to the repository root.
 DECISIONS_FILE = ".litmus/decisions.yaml"
@@ -124,6 +125,49 @@ def workspace_decisions(root: Path) -> LoadedDecisions:
         return LoadedDecisions(diagnostics=[Diagnostic("error", str(exc), Position(DECISIONS_FILE))],
                                sources=[DECISIONS_FILE])
     return load_decisions([source] if source else [])
+
+
+@dataclass
+class RunDecisions:
+    """The decisions that count in a run, and those it refuses before running (the pull request's own, in an
+    untrusted run): each refused one becomes a notice, never a failure."""
+
+    loaded: LoadedDecisions
+    ignored: list[DecisionNote] = field(default_factory=list)
+
+    def book(self) -> DecisionBook:
+        return DecisionBook(self.loaded.decisions)
+
+    def summary(self) -> DecisionsSummary:
+        return DecisionsSummary(sources=list(self.loaded.sources), ignored=list(self.ignored))
+
+
+def decisions_for_run(root: Path, trust: Trust, trusted_sources: Sequence[DecisionSource] = ()) -> RunDecisions:
+    """Which decisions count (the contract's provenance rule). A run that trusts its checkout reads the work
+    tree's file. An untrusted one reads the base commit's copy, plus `trusted_sources` (decisions the action
+    itself recorded); a decision that is only in the work tree's copy (the pull request added or changed it)
+    is ignored, each listed with why: a pull request cannot pass its own checks by writing "pass"."""
+    if trust.runs_pr_code:
+        return RunDecisions(workspace_decisions(root))
+    base = _base_source(root, trust.base_sha)
+    loaded = load_decisions([*([base] if base else []), *trusted_sources])
+    counted = {decision.key: decision for decision in loaded.decisions}
+    ignored = []
+    why = ("added or changed by this pull request: in an untrusted run only the base branch's decisions count"
+           + ("" if base else " (the base commit is unknown or has no decisions file)"))
+    for decision in workspace_decisions(root).decisions:
+        if counted.get(decision.key) != decision:
+            ignored.append(DecisionNote(decision.finding, decision.content, decision.by, decision.where, why))
+    return RunDecisions(loaded, ignored)
+
+
+def _base_source(root: Path, base_sha: str | None) -> DecisionSource | None:
+    """The decisions file as the base commit has it (None when the commit or the file is not there)."""
+    if not base_sha or not git.has_commit(root, base_sha):
+        return None
+    size = git.file_size_at(root, base_sha, DECISIONS_FILE)
+    data = git.file_at(root, base_sha, DECISIONS_FILE) if size is not None and size <= MAX_FILE_BYTES else None
+    return None if data is None else DecisionSource(f"{base_sha[:12]}:{DECISIONS_FILE}", data)
 
 
 def load_decisions(sources: Sequence[DecisionSource]) -> LoadedDecisions:

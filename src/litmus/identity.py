@@ -39,6 +39,12 @@ def keys_of(assertions: Iterable) -> list[str]:
     return keys
 
 
+def step_finding_ids(suite: str, flow: str, scenario: str | None, step: str, assertions: Iterable) -> list[str]:
+    """The finding id (`fingerprint`) of each assertion of a step, in order, from the probe's own assertions:
+    the ids `litmus.verdict.stamp` writes into results.json later."""
+    return [fingerprint(finding_key(suite, flow, scenario, step, part)) for part in keys_of(assertions)]
+
+
 def flow_key(suite: str, flow: str) -> str:
     """A flow across all its runs and scenarios: what pass rates are compared per."""
     return _join(suite, flow)
