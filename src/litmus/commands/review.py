@@ -341,7 +341,7 @@ class Session:
 
         fd = self.stdin.fileno()
         saved = termios.tcgetattr(fd)
-        tty.setcbreak(fd)
+        tty.setcbreak(fd, termios.TCSANOW)  # not TCSAFLUSH: a key pressed while the screen was drawn counts
         try:
             while True:
                 if self.resized:
