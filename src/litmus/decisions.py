@@ -29,7 +29,7 @@ from typing import Any, Literal
 import yaml
 
 from litmus import files, git
-from litmus.assertions import REGISTRY
+from litmus.assertions import REGISTRY, spec
 from litmus.errors import Diagnostic, Position
 from litmus.files import MAX_FILE_BYTES
 from litmus.load.diagnostics import Collector, Span
@@ -44,6 +44,7 @@ from litmus.results import (
     RunResult,
 )
 from litmus.trust import Trust
+from litmus.verdict import NOT_PASSED, decide_run, decide_suite
 
 # Where the decisions live, relative to the repository root.
 DECISIONS_FILE = ".litmus/decisions.yaml"
@@ -196,7 +197,7 @@ def load_decisions(sources: Sequence[DecisionSource]) -> LoadedDecisions:
 
 
 def schema() -> dict[str, Any]:
-    from importlib.resources import files as package_files  # lazy: only loading decisions needs it
+    from importlib.resources import files as package_files  # lazy: only loading a decisions file needs it
 
     return json.loads(package_files("litmus.schemas").joinpath("decisions.schema.json").read_text("utf-8"))
 
@@ -205,7 +206,7 @@ def _valid_entries(root: Item | None, name: str, collector: Collector) -> Iterat
     """The entries that satisfy the schema; a positioned error for each violation."""
     if root is None:
         return  # an empty file: no decisions
-    from jsonschema import Draft202012Validator  # lazy: ~115 ms, only when there is a file to check
+    from jsonschema import Draft202012Validator  # lazy: jsonschema: ~115 ms, only when there is a file to check
 
     validator = Draft202012Validator(schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
     bad: set[int] = set()
@@ -334,8 +335,7 @@ def apply_decisions(result: RunResult, decisions: Iterable[Decision]) -> RunResu
     """A copy of a stored results document with the decisions applied and every verdict decided again, without
     running anything (what the action's comment commands do with the PR's latest results). The judge's record
     of an outcome stays, so the report can show what the human overruled."""
-    from litmus.run.flow import deterministic_intent  # lazy: the run's modules import this one
-    from litmus.verdict import NOT_PASSED, decide_run, decide_suite
+    from litmus.run.flow import deterministic_intent  # lazy: the run's modules import this one (a cycle)
 
     book = DecisionBook(decisions)
     decided = copy.deepcopy(result)
@@ -406,8 +406,7 @@ def _ids(result: RunResult) -> tuple[set[str], set[str]]:
 
 
 def is_judged_type(kind: str) -> bool:
-    from litmus.assertions import spec  # the registry's one answer to "is this type LLM-based"
-
+    """The registry's one answer to "is this type LLM-based"."""
     return spec(kind).llm_based
 
 

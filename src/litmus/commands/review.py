@@ -336,8 +336,8 @@ class Session:
                     return "quit"
                 if line.strip()[:1].lower() in KEYS:
                     return KEYS[line.strip()[:1].lower()]
-        import termios
-        import tty
+        import termios  # lazy: POSIX only, and only a terminal session needs it
+        import tty  # lazy: as termios
 
         fd = self.stdin.fileno()
         saved = termios.tcgetattr(fd)
