@@ -138,3 +138,45 @@ def test_validate_and_run_report_a_broken_decisions_file_with_positions(tmp_path
     assert done.returncode == 2 and ".litmus/decisions.yaml:3:12" in done.stderr
     (root / ".litmus" / "decisions.yaml").write_text("[]\n")
     assert litmus(root, "validate", "probes").returncode == 0
+
+
+def test_a_judged_intent_evaluation_is_decided_like_an_assertion(tmp_path, target, fake_judge):
+    target.text("/answer", "Your parcel 1042 arrives on Monday.")
+    fake_judge.when("Customers learn", text="no verdict here")
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "orders.yaml").write_text(SUITE.replace("flows:", "intent: Customers learn when parcels "
+                                                                   "arrive\nflows:").replace(
+        '          - {type: llm_rubric, rubric: "Says when the parcel arrives", critical: true}\n', ""))
+    write_judge_config(tmp_path, fake_judge.openai_base_url)
+    done, first = run(tmp_path, target)
+    intent = first["suites"][0]["flow_runs"][0]["intent_evaluation"]
+    assert done.returncode == 1 and intent["status"] == "needs_review" and len(fake_judge.calls()) == 1
+    assert litmus(tmp_path, "review", "out/results.json", "--reject", intent["id"], "--by", "bob").returncode == 0
+    done, second = run(tmp_path, target, "out2")
+    decided = second["suites"][0]["flow_runs"][0]["intent_evaluation"]
+    assert done.returncode == 1 and len(fake_judge.calls()) == 1
+    assert decided["status"] == "failed" and decided["decided_by"]["by"] == "bob"
+    assert "rejected by bob" in (tmp_path / "out2" / "comment.md").read_text("utf-8")
+
+
+def test_sample_offers_judge_passed_outcomes_with_the_seed_stated(tmp_path, target, fake_judge):
+    import os
+    import subprocess
+    import sys
+
+    target.text("/answer", "Your parcel 1042 arrives on Monday.")
+    fake_judge.when("parcel", score=90, reason="says Monday")
+    root = project(tmp_path, fake_judge.openai_base_url)
+    done, _ = run(root, target)
+    assert done.returncode == 0
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
+    nothing = subprocess.run([sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "ann"], cwd=root,
+                             input="", capture_output=True, text=True, env=environ, timeout=60)
+    assert "nothing to review" in nothing.stdout
+    sampled = subprocess.run([sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "ann",
+                              "--sample", "3", "--seed", "7"], cwd=root, input="fail\ntoo vague\n",
+                             capture_output=True, text=True, env=environ, timeout=60)
+    assert sampled.returncode == 0, sampled.stderr
+    assert "1 judge-passed outcomes drawn with --seed 7" in sampled.stdout and "status: passed" in sampled.stdout
+    (entry,) = yaml.safe_load((root / ".litmus" / "decisions.yaml").read_text("utf-8"))
+    assert (entry["verdict"], entry["reason"]) == ("fail", "too vague")
