@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("litmus.commands.demo", "run the example suites against the bundled demo target, offline"),
     "report": ("litmus.commands.report", "render SARIF, JUnit, Markdown, HTML from a results.json"),
     "merge": ("litmus.commands.merge", "merge the results of sharded runs into one results.json"),
+    "review": ("litmus.commands.review", "record human pass/fail verdicts on judged outcomes"),
     "compare": ("litmus.commands.compare", "compare a results.json with a baseline run: new, unchanged, fixed"),
     "accept-references": ("litmus.commands.accept_references",
                           "make a run's replies the new reference answers of their scenarios"),

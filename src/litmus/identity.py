@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from litmus.results import AssertionOutcome, FlowRunResult, StepResult, SuiteResult
 
@@ -22,15 +22,27 @@ INTENT = "intent"  # a flow run's judged Intent Evaluation finding
 def assertion_keys(step: StepResult) -> list[str]:
     """A key per assertion of a step: `name=LABEL` when it has a name, else `TYPE#ORDINAL` among the
     step's unnamed assertions of that type (adding a `status_code` check does not renumber `json_path`s)."""
+    return keys_of(step.assertions)
+
+
+def keys_of(assertions: Iterable) -> list[str]:
+    """`assertion_keys` of anything with a `name` and a `type`: outcomes, or the probe's own assertions
+    (the judge path knows a finding's identity before its outcome exists)."""
     seen: Counter[str] = Counter()
     keys = []
-    for outcome in step.assertions:
-        if outcome.name:
-            keys.append(f"name={outcome.name}")
+    for assertion in assertions:
+        if assertion.name:
+            keys.append(f"name={assertion.name}")
         else:
-            keys.append(f"{outcome.type}#{seen[outcome.type]}")
-            seen[outcome.type] += 1
+            keys.append(f"{assertion.type}#{seen[assertion.type]}")
+            seen[assertion.type] += 1
     return keys
+
+
+def step_finding_ids(suite: str, flow: str, scenario: str | None, step: str, assertions: Iterable) -> list[str]:
+    """The finding id (`fingerprint`) of each assertion of a step, in order, from the probe's own assertions:
+    the ids `litmus.verdict.stamp` writes into results.json later."""
+    return [fingerprint(finding_key(suite, flow, scenario, step, part)) for part in keys_of(assertions)]
 
 
 def flow_key(suite: str, flow: str) -> str:

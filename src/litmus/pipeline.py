@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from litmus.compare import compare, headline
 from litmus.config import resolve_config
+from litmus.decisions import DecisionSource, RunDecisions, decisions_for_run, summarize
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.judges.service import JudgeConfigError, JudgeService
 from litmus.load import load_suites
@@ -94,6 +95,10 @@ class RunRequest:
     # checks, and what the untrusted policy did with what the PR supplied.
     changed_checks: Sequence[str] = ()
     trust_notes: Sequence[str] = ()
+    # Decisions that count beyond the files `litmus.decisions.decisions_for_run` reads (the action's own records).
+    decision_sources: Sequence[DecisionSource] = ()
+    # The decisions that count in this run, as `prepare` found them.
+    decisions: RunDecisions | None = None
 
 
 @dataclass
@@ -142,8 +147,14 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         tiers = [config.judge.tier1] + ([config.judge.escalation.to] if config.judge.escalation else [])
         channel.mask(environ.get(t.api_key_env or "") for t in tiers)
     options.judge_disabled = config.judge_disabled
+    request.decisions = decisions = decisions_for_run(request.root, options.trust, request.decision_sources)
+    if decisions.loaded.errors:
+        channel.diagnostics(decisions.loaded.diagnostics)
+        raise RunRefused("the decisions file has errors", reported=True)
+    for note in decisions.ignored:
+        channel.warning(f"{note.where}: the decision by {note.by} on finding {note.finding} is ignored: {note.why}")
     try:
-        judge = JudgeService.from_config(config.judge, environ, trust=options.trust)
+        judge = JudgeService.from_config(config.judge, environ, trust=options.trust, decisions=decisions.book())
     except JudgeConfigError as exc:
         raise RunRefused(f"judge configuration: {exc}") from None
     notice = env_mask_notice((name for name, _ in masked_env_items(suites, environ, options.trust)),
@@ -187,6 +198,7 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
     result.run.git_sha = links.get("sha") or result.run.git_sha
     result.run.changed_checks = list(request.changed_checks)
     result.run.trust_notes = list(request.trust_notes)
+    _summarize_decisions(request, channel, result)
     if (baseline is None or baseline.result is None) and request.late_baseline is not None:
         baseline = request.late_baseline()
     if baseline is not None and baseline.result is not None:
@@ -237,6 +249,23 @@ def check_selection(suites: list, options: RunOptions) -> str | None:
     if unknown:
         return f"--base-url names no suite {', '.join(map(repr, unknown))}"
     return None
+
+
+def _summarize_decisions(request: RunRequest, channel: Channel, result: RunResult) -> None:
+    """results.json's `decisions`, when the run had any to read, and a notice per stale one. Only a run of every
+    flow can tell a removed check from one left out, so a filtered or sharded run calls none stale for that."""
+    decisions = request.decisions
+    if decisions is None or not (decisions.loaded.sources or decisions.ignored):
+        return
+    options = request.options
+    complete = not (options.suites or options.flows or options.shard or request.select)
+    result.decisions = summarize(result, decisions.loaded.decisions, decisions.summary(), complete=complete)
+    for note in result.decisions.stale:
+        channel.note(f"{note.where}: stale decision by {note.by} on finding {note.finding}: {note.why} "
+                     "(litmus review --prune removes it)")
+    for note in result.decisions.ignored:
+        if note not in decisions.ignored:
+            channel.warning(f"{note.where}: the decision by {note.by} on finding {note.finding} is ignored: {note.why}")
 
 
 def _redactor(request: RunRequest, channel: Channel):

@@ -71,6 +71,18 @@ class JudgedReply:
 
 
 @dataclass
+class DecidedBy:
+    """A human's verdict that replaced the judge (`litmus.decisions`): who, when, why, and where it was made
+    (the pull-request comment's URL, when a comment command made it)."""
+    by: str
+    at: str
+    reason: str
+    kind: Literal["human"] = "human"
+    verdict: Literal["pass", "fail"] = "pass"
+    url: str | None = None
+
+
+@dataclass
 class AssertionOutcome:
     type: str
     status: AssertionStatus
@@ -91,6 +103,10 @@ class AssertionOutcome:
     baseline: BaselineState | None = None
     # Scenario-aware types: the reply the judge read (also when it could not judge for want of a reference).
     reply: JudgedReply | None = None
+    # A judged outcome: the hash of what was judged (`litmus.decisions.content_sha256`), and the human
+    # decision that took the judge's place, when one matched.
+    content_sha256: str | None = None
+    decided_by: DecidedBy | None = None
 
 
 @dataclass
@@ -224,6 +240,8 @@ class IntentEvaluation:
     judge_skip: JudgeSkip | None = None
     id: str | None = None
     baseline: BaselineState | None = None
+    content_sha256: str | None = None
+    decided_by: DecidedBy | None = None
 
 
 @dataclass
@@ -393,6 +411,28 @@ class BaselineSummary:
 
 
 @dataclass
+class DecisionNote:
+    """A decision of the decisions file that took no effect in this run, and why."""
+    finding: str
+    content: str
+    by: str
+    # Where it was read, `path:line`.
+    where: str
+    why: str
+
+
+@dataclass
+class DecisionsSummary:
+    """How the run used the human decisions (`litmus.decisions`): where they were read, how many replaced
+    a judge, and those that did not: `stale` (they match nothing this run judged: the reply changed, or
+    the check is gone) and `ignored` (refused: a deterministic check, or one the pull request wrote)."""
+    sources: list[str] = field(default_factory=list)
+    applied: int = 0
+    stale: list[DecisionNote] = field(default_factory=list)
+    ignored: list[DecisionNote] = field(default_factory=list)
+
+
+@dataclass
 class RunResult:
     run: RunInfo
     verdict: Literal["passed", "failed"]
@@ -401,6 +441,7 @@ class RunResult:
     suites: list[SuiteResult] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
     baseline: BaselineSummary | None = None
+    decisions: DecisionsSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -443,6 +484,11 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (IntentEvaluation, "judge"): (JudgeRecord, False),
     (JudgeRecord, "tiers"): (JudgeTier, True),
     (RunResult, "baseline"): (BaselineSummary, False),
+    (AssertionOutcome, "decided_by"): (DecidedBy, False),
+    (IntentEvaluation, "decided_by"): (DecidedBy, False),
+    (RunResult, "decisions"): (DecisionsSummary, False),
+    (DecisionsSummary, "stale"): (DecisionNote, True),
+    (DecisionsSummary, "ignored"): (DecisionNote, True),
     (BaselineSummary, "fixed_findings"): (FixedFinding, True),
     (BaselineSummary, "flows"): (FlowComparison, True),
     (BaselineSummary, "scores"): (ScoreComparison, True),

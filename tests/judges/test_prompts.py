@@ -22,7 +22,7 @@ def test_every_type_states_intent_criterion_ground_truth_and_the_judged_text():
     fields = {"rubric": "Mentions the delay", "tone": "polite", "ground_truth": "Order 1042 is delayed",
               "context": "Order 1042 is delayed", "question": "Where is my order?"}
     for kind, (criterion, params) in prompts.CRITERIA.items():
-        prompt, _ = build_prompt(assertion(kind, **{f: fields[f] for f, _ in params}), ctx)
+        prompt, _, _ = build_prompt(assertion(kind, **{f: fields[f] for f, _ in params}), ctx)
         nonce, blocks = _blocks(prompt)
         tags = [tag for tag, _ in blocks]
         assert criterion in prompt.user
@@ -39,12 +39,12 @@ def test_every_type_states_intent_criterion_ground_truth_and_the_judged_text():
 
 
 def test_without_an_intent_there_is_no_intent_block():
-    prompt, _ = build_prompt(assertion(), context(None, "hi", suite_=suite(intent=None)))
+    prompt, _, _ = build_prompt(assertion(), context(None, "hi", suite_=suite(intent=None)))
     assert [tag for tag, _ in _blocks(prompt)[1]] == ["rubric", "response"]
 
 
 def test_an_injection_in_the_response_stays_inside_the_data_block():
-    prompt, _ = build_prompt(assertion(), context(None, INJECTION))
+    prompt, _, _ = build_prompt(assertion(), context(None, INJECTION))
     nonce, blocks = _blocks(prompt)
     assert dict(blocks)["response"] == INJECTION
     # The only text after the response block is Litmus's own closing line.
@@ -65,33 +65,33 @@ def test_a_judged_text_holding_a_delimiter_cannot_close_its_block():
 
 
 def test_the_same_input_gives_the_same_prompt():
-    first, _ = build_prompt(assertion(), context(None, "same"))
-    second, _ = build_prompt(assertion(), context(None, "same"))
+    first, _, _ = build_prompt(assertion(), context(None, "same"))
+    second, _, _ = build_prompt(assertion(), context(None, "same"))
     assert first == second
 
 
 def test_secrets_are_redacted_from_every_part_of_the_prompt():
     ctx = context(None, f'{{"reply": "your token is {SECRET}"}}', render=lambda v: f"{v} {SECRET}")
-    prompt, _ = build_prompt(assertion("contextual_evaluation", rubric="Does not leak"), ctx)
+    prompt, _, _ = build_prompt(assertion("contextual_evaluation", rubric="Does not leak"), ctx)
     assert SECRET not in prompt.system + prompt.user
     assert "your token is ***" in prompt.user
 
 
 def test_select_judges_the_selected_node_only():
     ctx = context(None, '{"reply": "Order 1042 is delayed.", "debug": "internal"}')
-    prompt, where = build_prompt(assertion(select="$.reply"), ctx)
+    prompt, where, _ = build_prompt(assertion(select="$.reply"), ctx)
     assert dict(_blocks(prompt)[1])["response"] == "Order 1042 is delayed."
     assert where == "$.reply"
     ctx = context(None, '{"items": [{"note": "a"}, {"note": "b", "flag": true}]}')
-    prompt, where = build_prompt(assertion(select="$.items[?(@.flag)].note"), ctx)
+    prompt, where, _ = build_prompt(assertion(select="$.items[?(@.flag)].note"), ctx)
     assert (dict(_blocks(prompt)[1])["response"], where) == ("b", "$.items[1].note")
     assert "internal" not in prompt.user
 
 
 def test_a_prompt_version_change_changes_cache_and_cassette_keys(monkeypatch):
-    before, _ = build_prompt(assertion(), context(None, "x"))
+    before, _, _ = build_prompt(assertion(), context(None, "x"))
     monkeypatch.setattr(prompts, "PROMPT_VERSION", "litmus-judge-999")
-    after, _ = build_prompt(assertion(), context(None, "x"))
+    after, _, _ = build_prompt(assertion(), context(None, "x"))
     assert after.version == "litmus-judge-999"
     assert verdict_key("openai", "m", {}, before) != verdict_key("openai", "m", {}, after)
     assert cassette_key(before, 1) != cassette_key(after, 1)

@@ -150,7 +150,7 @@ class FakeJudge:
         result.score, result.threshold = self.score, 75
         return result
 
-    def evaluate_intent(self, suite, flow_run, scenario):
+    def evaluate_intent(self, suite, flow_run, scenario, unmasked=None):
         return IntentEvaluation(status="passed", method="judge", reason="intent met", score=88, threshold=75)
 
     def totals(self):

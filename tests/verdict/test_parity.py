@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from litmus.commands.action import main as action_main
+from litmus.decisions import Decision, content_sha256, record_decision
+from litmus.identity import finding_key, fingerprint
 from support.checkout import trusted_checkout
 from support.cli import litmus, write_judge_config
 from support.fake_judge import API_KEY
@@ -76,6 +78,14 @@ CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
                        extra="intent: The item can be read\n"), {}, ()),
     "flaky-passing-by-threshold": (suite(OK, "/flaky", extra="pass_threshold: 60\n", flow_extra="    runs: 3\n"),
                                    None, ("--concurrency", "1")),
+    "human-decided": (suite(RUBRIC.replace("order", "parcel"), "/answer"), {}, ()),
+}
+# case -> the .litmus/decisions.yaml it commits: a human accepts the needs-review row's exact reply.
+DECISIONS: dict[str, str] = {
+    "human-decided": record_decision("", Decision(
+        fingerprint(finding_key("S", "f", None, "s", "llm_rubric#0")),
+        content_sha256("llm_rubric", {"rubric": "Says when the parcel arrives"}, "Your order 1042 arrives on Monday."),
+        "pass", "ann", "2026-05-04T12:00:00Z", "says Monday")),
 }
 
 
@@ -94,6 +104,9 @@ def project(tmp_path: Path, case: str, judge_url: str) -> tuple[Path, tuple[str,
     text, judge, args = CASES[case]
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "s.yaml").write_text(text)
+    if case in DECISIONS:
+        (tmp_path / ".litmus").mkdir()
+        (tmp_path / ".litmus" / "decisions.yaml").write_text(DECISIONS[case])
     if judge is not None:
         settings = {k: v.replace("JUDGE_URL", judge_url) if isinstance(v, str) else v for k, v in judge.items()}
         write_judge_config(tmp_path, judge_url, **settings)

@@ -16,6 +16,7 @@ from litmus.deadline import Deadline
 from litmus.trust import Trust
 
 if TYPE_CHECKING:
+    from litmus.errors import Position
     from litmus.model import Assertion, Scenario, Suite
     from litmus.response import Response
     from litmus.results import AssertionOutcome
@@ -101,6 +102,12 @@ class EvalContext:
     trust: Trust = field(default_factory=Trust.local)
     # The run's process for `python` checks (litmus.assertions.python_worker), started on first use.
     python_worker: Any = None
+    # Each of the step's assertions' finding id (`litmus.identity`) by its position: what a human decision
+    # names (`litmus.decisions`).
+    finding_ids: Mapping[Position, str] = field(default_factory=dict)
+
+    def finding_id(self, assertion: Assertion) -> str | None:
+        return self.finding_ids.get(assertion.pos)
 
 
 Evaluator = Callable[["Assertion", EvalContext], "AssertionOutcome"]

@@ -11,8 +11,9 @@ error; any other YAML file that is not a valid suite is an error. Each problem i
 
 then a summary line, e.g. "3 suites, 7 flows, 41 assertions: OK".
 
-The project config (litmus.yaml at the repository root, or --config) is checked too, and its
-problems are reported the same way, all at once. Finding no suite at all is an error: a run of
+The project config (litmus.yaml at the repository root, or --config) and the human decisions
+(.litmus/decisions.yaml, when present; its schema ships as litmus/schemas/decisions.schema.json) are
+checked too, and their problems are reported the same way, all at once. Finding no suite at all is an error: a run of
 these paths would check nothing.
 
 Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
@@ -33,6 +34,7 @@ import sys
 
 from litmus.commands.run import read_run_vars
 from litmus.config import resolve_config
+from litmus.decisions import workspace_decisions
 from litmus.errors import ProbeError
 from litmus.load import load_suites, repo_root
 
@@ -67,10 +69,13 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as exc:
         diagnostics = list(exc.diagnostics)
     config_path = None
+    root = repo_root()
     try:
-        config_path = resolve_config(args, os.environ, repo_root()).path
+        config_path = resolve_config(args, os.environ, root).path
     except ProbeError as exc:
         diagnostics.extend(exc.diagnostics)
+    decisions = workspace_decisions(root)
+    diagnostics.extend(decisions.diagnostics)
     errors = [d for d in diagnostics if d.severity == "error"]
     warnings = [d for d in diagnostics if d.severity == "warning"]
     if errors or result is None:
@@ -82,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     summary = f"{_count(len(suites), 'suite')}, {_count(len(flows), 'flow')}, {_count(assertions, 'assertion')}"
     if config_path is not None:
         summary += f", config {config_path.name}"
+    if decisions.sources:
+        summary += f", {_count(len(decisions.decisions), 'decision')}"
     summary += ": OK"
     if warnings:
         summary += f" ({_count(len(warnings), 'warning')})"

@@ -6,9 +6,11 @@ type's fields, build the type's prompt, and turn the service's decision into an 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from litmus.assertions._jsonpaths import find
+from litmus.decisions import Decision as HumanDecision
+from litmus.decisions import content_sha256, decide_outcome
 from litmus.judges.escalation import Decision
 from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
 from litmus.response import BodyNotJSON
@@ -17,7 +19,7 @@ from litmus.text import MARK
 
 if TYPE_CHECKING:
     from litmus.assertions.base import EvalContext
-    from litmus.model import Assertion
+    from litmus.model import Assertion, Scenario
 
 # The judged text is cut here: enough for any chat reply, bounded for cost.
 MAX_JUDGED_CHARS = 20_000
@@ -28,15 +30,23 @@ class NotJudgeable(Exception):
     """The assertion cannot be put to a judge (bad select, missing scenario field); an `error` outcome."""
 
 
-def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
-    """The redacted prompt for one assertion and where its judged text is in the response (a concrete
-    JSON path, or `$`); NotJudgeable when it cannot be built."""
+class JudgedInput(NamedTuple):
+    """What a judge is asked about one assertion: the redacted prompt, where the judged text is in the
+    response (a concrete JSON path, or `$`), and the content hash of the unmasked input (`litmus.decisions`)."""
+
+    prompt: Prompt
+    where: str
+    content_sha256: str
+
+
+def build_prompt(assertion: Assertion, ctx: EvalContext) -> JudgedInput:
+    """The judged input of one assertion; NotJudgeable when it cannot be built."""
     redact = ctx.redact
     try:
-        params = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
+        rendered = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
     except Exception as exc:  # a template that cannot be rendered makes this assertion, and only it, an error
         raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
-    params = {name: redact(value) for name, value in params.items()}
+    params = {name: redact(value) for name, value in rendered.items()}
     scenario = ctx.scenario
     scenario_data = reference = None
     if assertion.type in SCENARIO_TYPES:
@@ -48,7 +58,24 @@ def build_prompt(assertion: Assertion, ctx: EvalContext) -> tuple[Prompt, str]:
     text, where = judged_text(assertion.select, ctx)
     judged = Block("response", _judged_label(assertion.select), redact(text))
     intent = redact(ctx.suite.intent) if ctx.suite.intent else None
-    return assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference), where
+    facts = scenario_facts(scenario) if assertion.type in SCENARIO_TYPES else None
+    content = content_sha256(assertion.type, rendered, text, facts)
+    return JudgedInput(assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference), where,
+                       content)
+
+
+def scenario_facts(scenario: Scenario | None) -> dict[str, Any] | None:
+    """What the content hash takes of a scenario: its data and reference (None without a scenario)."""
+    return None if scenario is None else {"data": scenario.data, "reference": scenario.reference_response}
+
+
+def human_outcome(assertion: Assertion, decision: HumanDecision, threshold: float, where: str,
+                  reply: JudgedReply | None = None) -> AssertionOutcome:
+    """The outcome a human decision gives in the judge's place (no judge was called)."""
+    decided = outcome(assertion, "needs_review", "", threshold=threshold, reply=reply)
+    decided.critical = assertion.critical
+    decide_outcome(decided, decision, where)
+    return decided
 
 
 def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from litmus.assertions._common import bounded, not_judged, show
 from litmus.config import JudgeConfig, ProviderConfig
+from litmus.decisions import DecisionBook, content_sha256, decide_outcome
+from litmus.identity import INTENT, finding_key, fingerprint
 from litmus.judges import assertion as judged_assertion
 from litmus.judges import intent as intent_eval
 from litmus.judges.cache import (
@@ -104,8 +106,11 @@ class ReplayProvider:
 class JudgeService:
     def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
                  secrets: Mapping[str, str] | None = None,
-                 embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None):
+                 embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None,
+                 decisions: DecisionBook | None = None):
         self.config = config
+        # Human decisions, asked before any judge: a match is the verdict, and no judge is called.
+        self.decisions = decisions or DecisionBook(())
         self.tiers = tiers
         self.embedder = embedder
         # The cache entries git tracks are left out (module docstring); only a cache in use is listed.
@@ -134,9 +139,10 @@ class JudgeService:
 
     @classmethod
     def from_config(cls, config: JudgeConfig | None, environ: Mapping[str, str] = os.environ,
-                    trust: Trust | None = None) -> JudgeService | None:
+                    trust: Trust | None = None, decisions: DecisionBook | None = None) -> JudgeService | None:
         """The service for `config` (None when no judge is configured); JudgeConfigError when a tier's
-        API key variable is not set. `trust` (default: a local run's) decides which cassettes may be replayed."""
+        API key variable is not set. `trust` (default: a local run's) decides which cassettes may be replayed;
+        `decisions` are the human decisions that count in this run (the caller decided which files count)."""
         if config is None:
             return None
         trust = trust or Trust.local()
@@ -178,7 +184,7 @@ class JudgeService:
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
                 timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
             )
-        service = cls(config, tiers, secrets, embedder)
+        service = cls(config, tiers, secrets, embedder, decisions)
         if distrusted_cache:
             service.cache_note = (f"the verdict cache {config.cache} is not used in an untrusted run (it may hold "
                                   "what the pull request wrote): every judged check is judged afresh")
@@ -191,15 +197,19 @@ class JudgeService:
         # Kept also when there is no reference to judge against: accepting it is how a scenario gets its first.
         reply = judged_assertion.judged_reply(assertion, ctx)
         try:
-            prompt, where = judged_assertion.build_prompt(assertion, ctx)
+            prompt, where, content = judged_assertion.build_prompt(assertion, ctx)
         except judged_assertion.NotJudgeable as exc:
             return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, reply=reply, mismatches=[
                 Mismatch(assertion.select or "$", "a judgeable response", None, str(exc))])
+        human = self.decisions.lookup(ctx.finding_id(assertion), content)
+        if human is not None:
+            return judged_assertion.human_outcome(assertion, human, threshold, where, reply)
         try:
             decision = self.judge(prompt, threshold)
         except BudgetExhausted:
-            return not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold)
-        return judged_assertion.decision_outcome(assertion, decision, threshold, where, reply)
+            return _hashed(not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold),
+                           content)
+        return _hashed(judged_assertion.decision_outcome(assertion, decision, threshold, where, reply), content)
 
     def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
         """`similar`: cosine similarity of the reference's and the response's embeddings vs `threshold`."""
@@ -216,7 +226,12 @@ class JudgeService:
             text, where = judged_assertion.judged_text(assertion.select, ctx)
         except judged_assertion.NotJudgeable as exc:
             return error(str(exc), assertion.select or "$")
-        reference = self._redact(ctx.redact(judged_assertion.rendered_text(ctx.render(assertion.params["value"]))))
+        rendered = judged_assertion.rendered_text(ctx.render(assertion.params["value"]))
+        content = content_sha256(assertion.type, {"value": rendered}, text)
+        human = self.decisions.lookup(ctx.finding_id(assertion), content)
+        if human is not None:
+            return judged_assertion.human_outcome(assertion, human, threshold, where)
+        reference = self._redact(ctx.redact(rendered))
         text = self._redact(ctx.redact(text))
         if not text.strip():
             reason = "the response text is empty: nothing to compare with the reference"
@@ -229,7 +244,8 @@ class JudgeService:
         except BudgetExhausted:
             return not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold)
         except DistrustedRecording as exc:
-            return judged_assertion.outcome(assertion, "needs_review", f"needs review: {exc}", threshold=threshold)
+            return judged_assertion.outcome(assertion, "needs_review", f"needs review: {exc}", threshold=threshold,
+                                            content_sha256=content)
         except ProviderError as exc:
             return error(f"embeddings unavailable: {self._redact(str(exc))}")
         except ValueError as exc:
@@ -243,7 +259,7 @@ class JudgeService:
         mismatches = [] if passed else [Mismatch(where, reference, bounded(text), verdict)]
         return judged_assertion.outcome(assertion, "passed" if passed else "failed", reason, score=similarity,
                                         threshold=threshold, mismatches=mismatches,
-                                        judge=JudgeRecord(escalated=False, tiers=[tier]))
+                                        judge=JudgeRecord(escalated=False, tiers=[tier]), content_sha256=content)
 
     def _embed(self, text: str) -> tuple[Embedding, bool]:
         """The text's embedding and whether it came from the cache or a cassette (no call made)."""
@@ -274,11 +290,22 @@ class JudgeService:
             self._totals.input_tokens += 0 if cached else embedding.input_tokens
         return embedding, cached
 
-    def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None) -> IntentEvaluation:
+    def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None,
+                        unmasked: FlowRunResult | None = None) -> IntentEvaluation:
+        """The flow run's Intent Evaluation; `flow_run` is the masked copy the judge reads, `unmasked` (default:
+        the same) what the content hash is computed over."""
         if not suite.intent:
             return deterministic_intent(flow_run)
         threshold = float(suite.judge.threshold) if suite.judge and suite.judge.threshold is not None \
             else self.config.threshold
+        content = content_sha256("intent", {"intent": suite.intent}, intent_eval.transcript(unmasked or flow_run),
+                                 judged_assertion.scenario_facts(scenario))
+        finding = fingerprint(finding_key(suite.name, flow_run.flow, flow_run.scenario, "", INTENT))
+        human = self.decisions.lookup(finding, content)
+        if human is not None:
+            evaluation = IntentEvaluation(status="needs_review", method="judge", reason="", threshold=threshold)
+            decide_outcome(evaluation, human)
+            return evaluation
         data = json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str) if scenario else None
         prompt = intent_prompt(self._redact(suite.intent), intent_eval.transcript(flow_run),
                                self._redact(data) if data is not None else None)
@@ -292,6 +319,7 @@ class JudgeService:
         return IntentEvaluation(
             status=decision.status, method="judge", reason=decision.reason, score=decision.score,
             threshold=threshold, judge=JudgeRecord(decision.escalated, [t.record for t in decision.tiers]),
+            content_sha256=content,
         )
 
     # ---- one judgement: tiers, escalation, totals
@@ -449,6 +477,12 @@ class JudgeService:
             provider.close()
         if self.embedder is not None:
             self.embedder.close()
+
+
+def _hashed(outcome: AssertionOutcome, content: str) -> AssertionOutcome:
+    """A judged outcome with the content hash a human decision would match (written on every one)."""
+    outcome.content_sha256 = content
+    return outcome
 
 
 def _ms(started: float) -> float:

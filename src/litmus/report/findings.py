@@ -28,6 +28,7 @@ from litmus.files import VCS_DIRECTORIES
 from litmus.results import (
     MASK,
     AssertionOutcome,
+    DecidedBy,
     FlowRunResult,
     FormPart,
     IntentEvaluation,
@@ -126,12 +127,73 @@ class Finding:
         parts = [self.suite.name, self.flow_run.flow] + ([self.step.name] if self.step else [])
         return " › ".join(parts)
 
+    @property
+    def decidable_id(self) -> str | None:
+        """The results.json `id` a human decision names, when this is a judged outcome no human decided yet
+        (what the comment's `/litmus accept ID` takes); None for every other finding."""
+        judged = self._judged
+        if judged is None or not judged.content_sha256 or judged.decided_by is not None:
+            return None
+        return judged.id
+
+    @property
+    def decided_by(self) -> DecidedBy | None:
+        return self._judged.decided_by if self._judged else None
+
     def runs_text(self) -> str:
         """"2 of 3 runs (runs 1, 3)": people count runs from 1; `run_index` is 0-based data."""
         if self.total_runs <= 1:
             return ""
         listed = ", ".join(str(i + 1) for i in self.runs)
         return f"{len(self.runs)} of {self.total_runs} runs (run{'s' if len(self.runs) > 1 else ''} {listed})"
+
+
+def decide_commands(finding_id: str) -> tuple[str, str]:
+    """The pull-request comment commands that decide a judged finding (the action handles them)."""
+    return f"/litmus accept {finding_id}", f"/litmus reject {finding_id}"
+
+
+@dataclass(frozen=True)
+class HumanDecided:
+    """A judged outcome a human decided (`litmus.decisions`): every report lists them, passed ones included."""
+
+    suite: SuiteResult
+    flow_run: FlowRunResult
+    step: StepResult | None
+    record: AssertionOutcome | IntentEvaluation
+
+    @property
+    def label(self) -> str:
+        return (self.record.name or self.record.type) if isinstance(self.record, AssertionOutcome) \
+            else "Intent Evaluation"
+
+    @property
+    def where(self) -> str:
+        parts = [self.suite.name, self.flow_run.flow] + ([self.step.name] if self.step else [])
+        return " › ".join(parts) + (f" [{self.flow_run.scenario}]" if self.flow_run.scenario else "")
+
+    @property
+    def critical(self) -> bool:
+        return getattr(self.record, "critical", False)
+
+    def text(self) -> str:
+        """"accepted by ann at 2026-05-04T12:00:00Z: looks right", saying when it overrides a critical check."""
+        decided = self.record.decided_by
+        verb = "accepted" if decided.verdict == "pass" else "rejected"
+        critical = "critical check, overridden by a human: " if self.critical else ""
+        why = f": {decided.reason}" if decided.reason else ""
+        return f"{critical}{verb} by {decided.by} at {decided.at}{why}"
+
+
+def human_decided(result: RunResult) -> list[HumanDecided]:
+    """Every outcome a human decided, in document order, runs of one flow and scenario folded by id."""
+    found: dict[tuple[str | None, str | None], HumanDecided] = {}
+    for item in verdict.checked(result.suites):
+        record = item.record
+        if getattr(record, "decided_by", None) is not None:
+            found.setdefault((record.id, record.content_sha256),
+                             HumanDecided(item.suite, item.flow_run, item.step, record))
+    return list(found.values())
 
 
 # Worst first: what a reviewer reads first within a suite.

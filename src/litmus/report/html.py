@@ -202,6 +202,7 @@ def render(result: RunResult, **options) -> str:
         _header(result, opts, findings, verdict),
         _suites(result, opts, findings),
         _baseline(result, findings),
+        _human_decisions(result),
         _findings(result, opts, findings),
         _flows(result),
         _outcomes(result),
@@ -303,6 +304,26 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
 
 
 # ---- findings ----
+
+def _human_decisions(result: RunResult) -> Markup:
+    """The outcomes a human decided (who, when, why), and the decisions that took no effect."""
+    decided = fd.human_decided(result)
+    summary = result.decisions
+    notes = [*(summary.ignored if summary else []), *(summary.stale if summary else [])]
+    if not decided and not notes:
+        return Markup("")
+    parts = []
+    if decided:
+        parts.append(tag("h2", f"Decided by a human ({len(decided)})"))
+        parts.append(tag("ul", *(tag("li", plots.badge("passed" if d.record.status == "passed" else "failed",
+                                                       d.where + ":"), " ", tag("code", d.label), ": ", d.text(),
+                                     class_="human-decision") for d in decided)))
+    if notes:
+        parts.append(tag("h2", f"Decisions not applied ({len(notes)})"))
+        parts.append(tag("ul", *(tag("li", tag("code", note.where), f" by {note.by} on ", tag("code", note.finding),
+                                     f": {note.why}") for note in notes)))
+    return tag("section", *parts, class_="decisions")
+
 
 def _filters(findings: list[fd.Finding], result: RunResult) -> Markup:
     counts = {status: sum(CHIP_OF[f.kind] == status for f in findings) for status in CHIPS}
@@ -406,6 +427,13 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup
              for i, t in enumerate(finding.judge.tiers)]))
     if finding.step is None:
         body.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
+    if finding.decided_by is not None:
+        decided = fd.HumanDecided(finding.suite, finding.flow_run, finding.step, finding.outcome or finding.intent)
+        body.append(tag("p", tag("strong", "Decided by a human: "), decided.text()))
+    if finding.decidable_id:
+        accept, reject = fd.decide_commands(finding.decidable_id)
+        body.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ", tag("code", reject),
+                        " on the pull request, or run ", tag("code", f"litmus review --accept {finding.decidable_id}")))
     summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
                   clip(fd.summary_sentence(finding), 300))
     if finding.baseline in ("new", "unchanged"):

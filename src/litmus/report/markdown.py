@@ -186,6 +186,9 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     own = _own_checks(result)
     if own:
         yield own
+    decided = _human_decisions(result)
+    if decided:
+        yield decided
     if result.suites:
         judged = fd.judge_ran(result)
         yield _suite_table(result, options, findings, judged)
@@ -214,6 +217,34 @@ def _own_checks(result: RunResult) -> str:
         lines.append(f"- and {len(changed) - MAX_CHANGED_CHECKS} more")
     lines += [f"- ⚠️ {prose(clip(note, 300))}" for note in notes]
     return "\n".join(lines)
+
+
+# Human decisions and decision notices listed before "and N more".
+MAX_DECISIONS = 30
+
+
+def _human_decisions(result: RunResult) -> str:
+    """The outcomes a human decided (who, when, why; a critical check says it was overridden), and the
+    decisions that took no effect: ignored (the pull request's own, a deterministic check) or stale."""
+    decided = fd.human_decided(result)
+    summary = result.decisions
+    notes = [*(summary.ignored if summary else []), *(summary.stale if summary else [])]
+    if not decided and not notes:
+        return ""
+    lines = []
+    if decided:
+        lines += [f"### Decided by a human ({len(decided)})", ""]
+        lines += [f"- {'✅' if d.record.status == 'passed' else '❌'} {prose(d.where)}: {code(d.label)}: "
+                  f"{prose(clip(d.text(), 400))}" for d in decided[:MAX_DECISIONS]]
+        if len(decided) > MAX_DECISIONS:
+            lines.append(f"- and {len(decided) - MAX_DECISIONS} more")
+    if notes:
+        lines += ["", f"### Decisions not applied ({len(notes)})", ""]
+        lines += [f"- ⚠️ {code(note.where)} by {prose(note.by)} on {code(note.finding)}: {prose(clip(note.why, 300))}"
+                  for note in notes[:MAX_DECISIONS]]
+        if len(notes) > MAX_DECISIONS:
+            lines.append(f"- and {len(notes) - MAX_DECISIONS} more")
+    return "\n".join(lines).strip("\n")
 
 
 def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding], judged: bool) -> str:
@@ -282,6 +313,13 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
         if judge_reason:
             line += f". {prose(clip(judge_reason, flavour.text_limit))}"
         out.append(line)
+    if finding.decided_by is not None:
+        decided = fd.HumanDecided(finding.suite, finding.flow_run, finding.step, finding.outcome or finding.intent)
+        out.append(f"**Decided by a human:** {prose(clip(decided.text(), flavour.text_limit))}")
+    if finding.decidable_id:
+        accept, reject = fd.decide_commands(finding.decidable_id)
+        out.append(f"**Decide it:** comment {code(accept)} or {code(reject)} (optionally followed by a reason), "
+                   f"or run {code('litmus review --accept ' + finding.decidable_id)}")
     curl = fd.step_curl(finding.flow_run, step, flavour.curl_body) if step is not None else None
     if curl:
         out.append(_fold("Reproduce with curl", fenced(curl, "sh")))

@@ -23,6 +23,7 @@ from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
+from litmus.identity import step_finding_ids
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.response import Response
 from litmus.results import (
@@ -164,6 +165,9 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         return skipped_step(step, "run interrupted before this step"), "run interrupted before this step"
     attempts = step.retry.attempts if step.retry else 1
     transport_retries = 0
+    scenario_id = planned.scenario.id if planned.scenario else None
+    finding_ids = dict(zip((a.pos for a in step.assertions), step_finding_ids(
+        planned.suite.name, planned.flow.name, scenario_id, step.name, step.assertions), strict=True))
     for attempt in range(1, attempts + 1):
         try:
             response = env.client.send(session, prepared, out)
@@ -185,6 +189,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
             run_index=planned.run_index, deadline=deadline, trust=env.trust, python_worker=env.python_worker,
+            finding_ids=finding_ids,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)
@@ -393,7 +398,7 @@ def _evaluate_intent(planned: PlannedRun, flow_run: FlowRunResult, env: RunEnvir
         env.redactor.redact_in_place(masked)
         try:
             return env.judge.executor.submit(
-                env.judge.evaluate_intent, planned.suite, masked, planned.scenario
+                env.judge.evaluate_intent, planned.suite, masked, planned.scenario, flow_run
             ).result()
         except Exception as exc:  # noqa: BLE001 - a judge failure is recorded, not fatal
             return IntentEvaluation(status="error", method="judge", reason=f"intent evaluation failed: {exc}")
