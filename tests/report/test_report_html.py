@@ -121,6 +121,17 @@ def test_plots_are_inline_svg(result):
     assert 'class="limit"' in flows  # the threshold line of the judge plot
 
 
+def test_the_latency_mark_of_a_step_that_errored_is_an_error_mark(result):
+    """A step that got a response and then errored (a stream cut mid-answer) had a green `passed` circle."""
+    step = result.suites[1].flow_runs[0].steps[0]
+    step.status, step.error = "error", "the stream ended before its end marker"
+    flows = render("html", result).split('id="flows"', 1)[1]
+    latency = flows.split('aria-label="Response time per step of List users', 1)[1].split("</svg>", 1)[0]
+    marks = re.findall(r'class="st-(\w+)"><title>([^<]*)</title>', latency)
+    assert ("error", f"run 1 of 1: {step.response.elapsed_ms:g} ms (error)") in marks
+    assert not [title for status, title in marks if status == "passed" and "(error)" in title]
+
+
 def test_runs_are_counted_from_one(result):
     html = render("html", result)
     assert "run 1 of 2" in html and "run 2 of 2" in html
