@@ -73,6 +73,8 @@ class RunRequest:
     environ: Mapping[str, str]
     # Report formats (None: all).
     formats: list[str] | None = None
+    # The SARIF run's category (None: the file names none; the uploader's applies).
+    sarif_category: str | None = None
     baseline: Baseline | None = None
     # How this front end names the output folder and the env-allow setting, and how it says "give a base URL".
     out_dir_setting: str = "--out"
@@ -204,12 +206,13 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
     if baseline is not None and baseline.result is not None:
         compare(baseline.result, result, source=baseline.source or baseline.url)
         channel.note(f"compared with {baseline.source or baseline.url}: {headline(result.baseline)}")
-    paths, problems = write_outputs(result, request.out_dir, request.formats, links)
+    paths, problems = write_outputs(result, request.out_dir, request.formats, links, request.sarif_category)
     return RunOutput(result, paths, problems)
 
 
 def write_outputs(result: RunResult, out_dir: Path, formats: list[str] | None = None,
-                  links: Mapping[str, str | None] | None = None) -> tuple[dict[str, Path], list[str]]:
+                  links: Mapping[str, str | None] | None = None,
+                  sarif_category: str | None = None) -> tuple[dict[str, Path], list[str]]:
     """results.json first (the run itself), then the reports, each whatever befell the others; returns the
     paths written and what could not be written."""
     links = links or {}
@@ -223,7 +226,8 @@ def write_outputs(result: RunResult, out_dir: Path, formats: list[str] | None = 
         problems.append(f"could not write {results_path}: {exc.strerror or exc}")
     try:
         paths.update(write_reports(result, out_dir, formats, repository=links.get("repository"),
-                                   server_url=links.get("server_url"), sha=links.get("sha")))
+                                   server_url=links.get("server_url"), sha=links.get("sha"),
+                                   sarif_category=sarif_category))
     except OutputError as exc:
         paths.update(exc.written)
         problems.append(str(exc))

@@ -26,13 +26,14 @@ class Page:
         self.driver = driver
         self.directory = directory
 
-    def open(self, html: str, width: int = 1280, name: str = "report.html") -> None:
+    def open(self, html: str, width: int = 1280, name: str = "report.html", fragment: str = "") -> None:
+        """Load `html` from a file, at `#fragment` when one is given."""
         path = self.directory / name
         path.write_text(html, encoding="utf-8")
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                     {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
         self.driver.get_log("browser")  # drop what an earlier page logged
-        self.driver.get(path.as_uri())
+        self.driver.get(path.as_uri() + (f"#{fragment}" if fragment else ""))
 
     def js(self, script: str, *args):
         return self.driver.execute_script(script, *args)

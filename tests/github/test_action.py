@@ -181,6 +181,31 @@ def test_vars_input_sets_run_variables(workspace, fake_github):
     assert code == 2 and "input 'vars'" in stdout
 
 
+def test_the_sarif_category_input_names_the_sarif_run(target, workspace, fake_github):
+    code, _, outputs = action(workspace, fake_github.url, base_url=target, comment="false", check_run="false",
+                              sarif_category="litmus-staging")
+    assert code == 1
+    sarif = json.loads((workspace / outputs["sarif-path"]).read_text("utf-8"))
+    assert sarif["runs"][0]["automationDetails"] == {"id": "litmus-staging/"}
+    code, _, outputs = action(workspace, fake_github.url, base_url=target, comment="false", check_run="false")
+    # Empty: the file names no category, so upload-sarif's `category:` applies (it fills only a missing id).
+    assert "automationDetails" not in json.loads((workspace / outputs["sarif-path"]).read_text("utf-8"))["runs"][0]
+
+
+def test_a_sarif_category_that_would_issue_a_workflow_command_is_refused(workspace, fake_github):
+    """A category is printed in no log and written only as a JSON string; one holding a line break (which
+    could start a `::command::` line wherever it were echoed) or any other unprintable character is
+    refused before any request, naming the input and the character."""
+    for hostile, said in (("staging\n::warning::PWNED", "a control character (U+000A) at character 8"),
+                          ("staging\u2028::warning::PWNED", "a line separator (U+2028) at character 8")):
+        code, stdout, outputs = action(workspace, fake_github.url, base_url="http://127.0.0.1:9",
+                                       sarif_category=hostile)
+        assert code == 2 and outputs == {}
+        assert "input 'sarif-category': a SARIF category is printable text" in stdout and said in stdout
+        assert not [line for line in stdout.splitlines() if line.lstrip().startswith("::warning::PWNED")]
+        assert not (workspace / "litmus-report").exists()
+
+
 def test_a_deployment_of_a_commit_no_open_pr_heads_gets_no_comment(target, workspace, fake_github):
     """deployment_status: the PR is looked up by the deployed commit; none (or only a closed one) means no comment,
     and with no change set every finding is annotated."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from report_fixtures import RESULTS
 
 from litmus.cli import main
@@ -17,11 +18,20 @@ def test_report_writes_every_format(tmp_path, capsys):
 
 def test_report_chosen_formats_and_options(tmp_path):
     code = main(["report", str(RESULTS), "--format", "sarif,markdown", "--out", str(tmp_path),
-                 "--category", "probes/staging"])
+                 "--sarif-category", "probes/staging"])
     assert code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["comment.md", "litmus.sarif"]
     sarif = json.loads((tmp_path / "litmus.sarif").read_text("utf-8"))
     assert sarif["runs"][0]["automationDetails"]["id"] == "probes/staging/"
+
+
+def test_report_refuses_a_sarif_category_with_a_control_character(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["report", str(RESULTS), "--out", str(tmp_path), "--sarif-category", "staging\x1b[2J"])
+    assert exited.value.code == 2
+    assert "--sarif-category: a SARIF category is printable text such as api-probes/staging, but 'staging\\x1b[2J' " \
+           "has a control character (U+001B) at character 8" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_report_stdout(capsys):

@@ -14,7 +14,9 @@ from report_fixtures import many_failures
 from litmus.report import findings as fd
 from litmus.report import render
 from litmus.report.html import FINDINGS_SHOWN
+from litmus.report.html import anchor as fd_anchor
 from litmus.report.markup import script_json
+from litmus.verdict import stamp
 
 
 class Elements(HTMLParser):
@@ -121,14 +123,52 @@ def test_plots_are_inline_svg(result):
     assert 'class="limit"' in flows  # the threshold line of the judge plot
 
 
+def test_the_latency_mark_of_a_step_that_errored_is_an_error_mark(result):
+    """A step that got a response and then errored (a stream cut mid-answer) had a green `passed` circle."""
+    step = result.suites[1].flow_runs[0].steps[0]
+    step.status, step.error = "error", "the stream ended before its end marker"
+    flows = render("html", result).split('id="flows"', 1)[1]
+    latency = flows.split('aria-label="Response time per step of List users', 1)[1].split("</svg>", 1)[0]
+    marks = re.findall(r'class="st-(\w+)"><title>([^<]*)</title>', latency)
+    assert ("error", f"run 1 of 1: {step.response.elapsed_ms:g} ms (error)") in marks
+    assert not [title for status, title in marks if status == "passed" and "(error)" in title]
+
+
 def test_runs_are_counted_from_one(result):
     html = render("html", result)
     assert "run 1 of 2" in html and "run 2 of 2" in html
     assert "run 0" not in html
 
 
-def test_a_huge_run_is_cut_with_a_note():
-    html = render("html", many_failures(3_000))
-    assert html.count('class="finding"') == FINDINGS_SHOWN
-    assert f"{3_000 - FINDINGS_SHOWN} more findings not shown here" in html
-    assert html.rstrip().endswith("</html>")
+def test_past_the_findings_drawn_in_full_the_rest_are_the_scripts_data():
+    """Before, findings past FINDINGS_SHOWN were left out of the page: not searchable, not linkable. Now
+    they are data the script draws on demand (tests/browser), so the page is no heavier to open."""
+    result = many_failures(3_000)
+    html = render("html", result)
+    assert html.count('<details class="finding"') == FINDINGS_SHOWN
+    data = json.loads(parse(html).scripts[0])
+    assert data["findings"] == 3_000 and len(data["listed"]) == 3_000 - FINDINGS_SHOWN
+    drawn = [a["id"] for t, a in parse(html).tags if t == "details" and "finding" in a.get("class", "")]
+    findings = fd.reading_order(fd.collect(result))
+    assert drawn + [entry[0] for entry in data["listed"]] == [fd_anchor(f) for f in findings]
+    assert data["listed"][-1][1:] == ["failed", "Huge", "big flow",
+                                      "check 299-9 failed at $.items[9].price: expected 9, got 10",
+                                      "probes/huge.yaml:19:7", "json_path"]
+    assert f"the other {3_000 - FINDINGS_SHOWN:,} are listed at the end" in html
+    assert 'id="f-listed"' in html and html.rstrip().endswith("</html>")
+
+
+def test_every_finding_has_its_results_id_as_anchor_and_a_visible_link(result):
+    html = render("html", result)
+    elements = parse(html).tags
+    anchors = [a["id"] for t, a in elements if t == "details" and "finding" in a.get("class", "")]
+    links = [a["href"] for t, a in elements if t == "a" and a.get("class") == "permalink"]
+    assert links == [f"#{anchor}" for anchor in anchors] and len(set(anchors)) == len(anchors) == 8
+    stamp(result)  # the ids `litmus run` writes into results.json (this fixture predates them)
+    runs = [flow_run for suite in result.suites for flow_run in suite.flow_runs]
+    ids = ({o.id for *_, o in result.iter_outcomes()} | {step.id for run in runs for step in run.steps}
+           | {run.intent_evaluation.id for run in runs})
+    # The polite-reply check failed in one run and was undecided in the other: one id, two findings.
+    assert {a.removesuffix("-needs-review") for a in anchors} <= ids
+    undecided = sum(f.rule == "needs_review" for f in fd.collect(result))
+    assert undecided and sum(a.endswith("-needs-review") for a in anchors) == undecided

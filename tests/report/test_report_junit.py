@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 from lxml import etree
@@ -91,6 +93,45 @@ def test_a_deterministic_intent_evaluation_does_not_repeat_its_steps_failure(res
     assert root.find(".//testcase[@name='list [run 1 of 1]']/failure") is not None  # the failure, once
 
 
+def test_messages_do_not_repeat_the_type_reporters_show_before_them(result):
+    """dorny/test-reporter shows a failure as `type + ": " + message` (as Java's `Class: message`): a message
+    starting with its type read "schema: schema: 2 schema violations"."""
+    root = etree.fromstring(render("junit", result).encode("utf-8"))
+    shown = {}
+    for element in root.iter("failure", "error"):
+        kind, message = element.get("type"), element.get("message")
+        assert not message.startswith(f"{kind}:") and not message.startswith(f"{kind} "), (kind, message)
+        shown.setdefault(element.getparent().get("name"), []).append(f"{kind}: {message}")
+    assert shown["list [run 1 of 1]"] == ["schema: user list schema: 2 schema violations",
+                                          "json_path: could not be evaluated: the response body is not JSON: "
+                                          "Expecting value at 1:1"]
+    assert shown["ask [scenario delayed-order, run 1 of 2]"] == [
+        "json_path: 1 node does not equal the expected value",
+        "tone: polite reply: score 40 below threshold 75",
+        "consistent_with_scenario_data: the response contradicts the scenario data"]
+    assert "needs_review: polite reply needs human review: tier 2 score 73 inside the band (65-85)" in \
+        shown["ask [scenario delayed-order, run 2 of 2]"]
+
+
+def test_every_testcase_has_a_time(result):
+    """Reporters show a testcase's duration from `time` (and Ant's JUnit XSD requires it); junit-xml leaves a
+    zero time out, so an Intent Evaluation (and a step that got no response) had none."""
+    root = etree.fromstring(render("junit", result).encode("utf-8"))
+    cases = list(root.iter("testcase"))
+    assert cases and all(re.fullmatch(r"\d+\.\d{3}", case.get("time", "")) for case in cases), \
+        [case.get("name") for case in cases if "time" not in case.attrib]
+    intents = {case.get("name"): case.get("time") for case in cases if case.get("name").startswith("intent")}
+    judged = result.suites[0].flow_runs[0].intent_evaluation.judge
+    assert intents["intent evaluation [scenario delayed-order, run 1 of 2]"] == \
+        f"{sum(tier.latency_ms for tier in judged.tiers) / 1000:.3f}"
+    assert intents["intent evaluation [run 1 of 1]"] == "0.000"  # deterministic: no judge call
+    no_response = root.find(".//testcase/error[@type='transport_error']/..")
+    assert no_response.get("time") == "0.000"
+    for suite in root.iter("testsuite"):
+        assert float(suite.get("time")) == pytest.approx(sum(float(c.get("time")) for c in suite.iter("testcase")),
+                                                        abs=0.001 * len(list(suite.iter("testcase"))))
+
+
 @pytest.mark.parametrize("nasty", ["\x00\x1b[31m\x07", "]]>", "<![CDATA[x]]>", "\ud800", "\ufffe"])
 def test_characters_xml_cannot_hold_do_not_break_it(result, nasty):
     step = result.suites[1].flow_runs[0].steps[0]
@@ -101,5 +142,5 @@ def test_characters_xml_cannot_hold_do_not_break_it(result, nasty):
     assert_valid_jenkins(xml)
     root = etree.fromstring(xml.encode("utf-8"))
     failure = root.find(".//failure[@type='contains']")
-    assert failure.get("message").startswith("contains: missing ")
+    assert failure.get("message").startswith("missing ")
     assert "after" in root.find(".//testcase[@name='list [run 1 of 1]']/system-out").text

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from jsonschema import Draft4Validator
 from report_fixtures import SCHEMAS
 
@@ -23,7 +25,9 @@ def test_within_github_rules(result):
     log = sarif(result)
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
-    assert run["automationDetails"]["id"] == "litmus/"
+    # No category of its own: upload-sarif's `category:` applies (it fills only an id the file lacks).
+    assert "automationDetails" not in run
+    assert run["tool"]["driver"]["informationUri"] == "https://github.com/litmus-lab/litmus"
     rules = run["tool"]["driver"]["rules"]
     ids = [rule["id"] for rule in rules]
     assert len(ids) == len(set(ids))
@@ -78,6 +82,37 @@ def test_fingerprints_do_not_depend_on_line_numbers(result):
     assert before == after
 
 
-def test_category_option_sets_automation_details(result):
-    run = sarif(result, category="api-probes/staging/")["runs"][0]
-    assert run["automationDetails"]["id"] == "api-probes/staging/"
+@pytest.mark.parametrize(("category", "automation_id"), [
+    ("api-probes/staging/", "api-probes/staging/"),
+    ("api-probes/staging", "api-probes/staging/"),  # upload-sarif appends the `/` the same way
+    ("/language:http", "/language:http/"),
+    ("litmus production", "litmus production/"),
+])
+def test_sarif_category_sets_automation_details(result, category, automation_id):
+    run = sarif(result, sarif_category=category)["runs"][0]
+    assert run["automationDetails"] == {"id": automation_id}
+
+
+@pytest.mark.parametrize(("category", "said"), [
+    ("", "must not be empty"),
+    ("   ", "must not be empty"),
+    ("staging\n::warning::x", "a control character (U+000A) at character 8"),
+    ("a\x1b[31mb", "a control character (U+001B) at character 2"),
+    ("a\u202eb", "an invisible formatting character (U+202E) at character 2"),
+    ("a\u2028b", "a line separator (U+2028) at character 2"),
+    (" staging", "must not start or end with a space"),
+])
+def test_a_sarif_category_that_is_not_printable_text_is_refused(result, category, said):
+    with pytest.raises(ValueError, match=re.escape(said)):
+        render("sarif", result, sarif_category=category)
+
+
+def test_rules_have_names_for_people_distinct_from_their_ids(result):
+    """SARIF 3.49.7: `name` is for people and must differ from the opaque `id` (the Multitool's SARIF1001
+    warns when they are equal, ignoring case); "JsonPath" for "json_path" would only spell the id again."""
+    rules = sarif(result)["runs"][0]["tool"]["driver"]["rules"]
+    names = [rule["name"] for rule in rules]
+    assert len(set(names)) == len(names)
+    for rule in rules:
+        assert re.fullmatch(r"(?:[A-Z][a-z]+|XPath|Json)+", rule["name"]), rule["name"]
+        assert rule["name"].lower() != rule["id"].replace("_", "").lower(), rule

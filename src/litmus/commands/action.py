@@ -74,6 +74,7 @@ from litmus.load.run_vars import assignment_lines
 from litmus.merge import MergeError, merge
 from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
 from litmus.pipeline import write_outputs as write_reports
+from litmus.report.options import check_sarif_category
 from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
 from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
@@ -129,6 +130,8 @@ class ActionInputs:
     env_allow: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     deployment_hosts: tuple[str, ...] = ()
+    # The SARIF run's category (None: the file names none, so upload-sarif's `category:` applies).
+    sarif_category: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -159,6 +162,7 @@ class ActionInputs:
             env_allow=_names(read_input(environ, "env-allow")),
             allowed_origins=_origins(read_input(environ, "allowed-origins")),
             deployment_hosts=_names(read_input(environ, "deployment-hosts")),
+            sarif_category=_sarif_category(read_input(environ, "sarif-category")),
         )
 
 
@@ -182,6 +186,13 @@ def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
         return tuple(assignment_lines(text))
     except ValueError as exc:
         raise ActionFailure(f"input 'vars': {exc}") from None
+
+
+def _sarif_category(text: str) -> str | None:
+    try:
+        return check_sarif_category(text) if text else None
+    except ValueError as exc:
+        raise InputError(f"input 'sarif-category': {exc}") from None
 
 
 def _shard(text: str) -> tuple[int, int] | None:
@@ -382,7 +393,7 @@ class _Action:
             environ=environ, baseline=Baseline(url=inputs.baseline_url) if inputs.baseline_url else None,
             out_dir_setting="output-dir", env_allow_setting="the env-allow input",
             base_url_hint="set the input 'base-url' (this event gives no deployment URL), or base_url in the suite",
-            extra_secrets=token_forms(inputs.github_token), report_links=links,
+            extra_secrets=token_forms(inputs.github_token), report_links=links, sarif_category=inputs.sarif_category,
             select=self._changed_suites if inputs.changed_only else None,
             before_requests=self._wait if inputs.wait_for else None,
             late_baseline=self._baseline_artifact if inputs.baseline == "artifact" else None,
@@ -481,7 +492,8 @@ class _Action:
         self._check_results_provenance(merged)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
-        paths, problems = write_reports(merged, self.workspace / self.inputs.output_dir, links=links)
+        paths, problems = write_reports(merged, self.workspace / self.inputs.output_dir, links=links,
+                                        sarif_category=self.inputs.sarif_category)
         self._after_writing(paths, problems)
         return merged, paths
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from litmus.commands.run import DEFAULT_OUT, FAIL_ON
 from litmus.demo.run import run_demo
+from litmus.report.options import add_sarif_category_argument
 
 DEFAULT_PROBES = "probes/"
 
@@ -37,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "are read from its cassettes/ folder")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"where results.json and the reports go (default: {DEFAULT_OUT}/)")
+    add_sarif_category_argument(parser)
     parser.add_argument("--fail-on", choices=FAIL_ON, default="suite",
                         help="suite: exit 1 when a suite misses its pass threshold (default); assertion: when any "
                              "assertion did not pass; never: exit 0 whatever was found")
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"litmus demo: {args.probes} not found. The example suites live in the probes/ folder of the Litmus "
               "repository: run `litmus demo` from a clone of it, or pass --probes PATH.", file=sys.stderr)
         return 2
-    status = run_demo(Path(args.probes), Path(args.out), args.fail_on, os.environ, sys.stdout, sys.stderr)
+    status = run_demo(Path(args.probes), Path(args.out), args.fail_on, os.environ, sys.stdout, sys.stderr,
+                      sarif_category=args.sarif_category)
     if args.probes == DEFAULT_PROBES and status != 2:
         print("expected: FAILED, 1 of 4 suites passed: the demo target's bugs are deliberate (docs/demo.md)")
     return status

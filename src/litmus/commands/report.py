@@ -12,7 +12,7 @@ recorded (run.repository, run.server_url, run.git_sha).
 
 Examples:
   litmus report results.json --out reports/
-  litmus report results.json --format sarif,markdown --out reports/ --category api-probes/staging
+  litmus report results.json --format sarif,markdown --out reports/ --sarif-category api-probes/staging
   litmus report results.json --format markdown --stdout      # print the comment instead of writing files
 
 Exit status: 0 reports written, 2 unreadable results or bad arguments.
@@ -26,6 +26,7 @@ from pathlib import Path
 
 from litmus.load import repo_root
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
+from litmus.report.options import add_sarif_category_argument
 from litmus.results import OutputError, ResultsError, check_output_dir, load_results
 
 
@@ -39,8 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repository", help="owner/name, for links to probe lines (default: from the results)")
     parser.add_argument("--server-url", help="e.g. https://github.com (default: from the results)")
     parser.add_argument("--sha", help="commit the probe lines are linked at (default: run.git_sha)")
-    parser.add_argument("--category", default="litmus",
-                        help="SARIF category; give each concurrently uploaded Litmus run its own (default: litmus)")
+    add_sarif_category_argument(parser)
     parser.add_argument("--artifact-url", help="link to the uploaded reports, shown when findings are cut for size")
 
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"litmus report: error: {exc}", file=sys.stderr)
         return 2
     options = {"repository": args.repository, "server_url": args.server_url, "sha": args.sha,
-               "category": args.category, "artifact_url": args.artifact_url}
+               "sarif_category": args.sarif_category, "artifact_url": args.artifact_url}
     if args.stdout:
         if len(formats) != 1:
             print("litmus report: error: --stdout prints exactly one format; choose it with --format", file=sys.stderr)

@@ -52,6 +52,7 @@ from litmus.config import add_config_arguments
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
 from litmus.load.run_vars import base_url_override, run_vars
+from litmus.report.options import add_sarif_category_argument
 from litmus.results import ResultsError, load_results
 from litmus.trust import Trust, never_resolves
 
@@ -80,6 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", action="append", metavar="FORMATS",
                         help="report formats, comma-separated or repeated: sarif, junit, markdown, html, summary "
                              "(default: all)")
+    add_sarif_category_argument(parser)
     parser.add_argument("--concurrency", type=_positive, default=4, metavar="N",
                         help="flow runs executed at once (default: 4)")
     parser.add_argument("--suite", action="append", default=[], metavar="NAME",
@@ -155,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         run_vars=run_vars, suite_base_urls=suite_base_urls, trust=trust,
     )
     request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
-                         config_args=args, environ=environ, formats=formats, baseline=baseline, named_anywhere=True)
+                         config_args=args, environ=environ, formats=formats, baseline=baseline, named_anywhere=True,
+                         sarif_category=args.sarif_category)
     try:
         suites, _config, judge = prepare(request, channel)
     except RunRefused as exc:

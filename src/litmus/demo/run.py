@@ -59,7 +59,7 @@ def has_cassettes(probes: Path) -> bool:
 
 
 def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str], stdout: TextIO,
-             stderr: TextIO) -> int:
+             stderr: TextIO, sarif_category: str | None = None) -> int:
     environ = demo_environment(environ)
     console = Console(stdout, stderr, environ=environ)
     try:
@@ -76,7 +76,7 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
         # The one run pipeline, from the run on: the demo's suites and judge are its own, not a config's.
         request = RunRequest(paths=[probes], root=repo_root(), out_dir=out, environ=environ,
                              options=RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST),
-                             config_args=argparse.Namespace())
+                             config_args=argparse.Namespace(), sarif_category=sarif_category)
         output = execute(request, ConsoleChannel(console), suites, judge)
     results_path = output.paths.get("results")
     console.report(output.result, str(results_path) if results_path else None)

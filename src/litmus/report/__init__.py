@@ -4,7 +4,7 @@ Every reporter is a pure function `render(result: RunResult, **options) -> str` 
 `RunResult` (`litmus.results`); `write_reports` is the one place that writes files. `litmus run`
 and `litmus report results.json` both call it, so any past run renders exactly as it did.
 Options (see `litmus.report.options.Options`): repository, server_url, sha (links to probe
-lines), category (SARIF), artifact_url (linked when findings are cut for size).
+lines), sarif_category, artifact_url (linked when findings are cut for size).
 """
 
 from __future__ import annotations

@@ -60,6 +60,9 @@ class Finding:
     line: int
     column: int
     key: str  # `litmus.identity.report_key`: never line numbers or messages
+    # The results.json `id` of what it is about (the assertion, the step or the Intent Evaluation): the
+    # same in every run, and in the undecided and the failed finding of one assertion.
+    id: str
     order: tuple
     runs: list[int] = field(default_factory=list)
     total_runs: int = 0
@@ -252,7 +255,8 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         if finding is None:
             order = (suite_index, flow_order[flow_run.flow], *order_in_flow, scenario_order[flow_run.scenario])
             finding = findings[key] = Finding(
-                rule, kind, item.level, suite, flow_run, step, outcome, line, column, key, order,
+                rule, kind, item.level, suite, flow_run, step, outcome, line, column, key,
+                identity.fingerprint(item.key), order,
                 total_runs=runs_per[flow_run.flow, flow_run.scenario],
             )
         elif item.level == "error" and finding.level != "error":

@@ -8,6 +8,11 @@ pretty-printed, the failing paths highlighted, bounded) and the curl are shown o
 once per finding. Then plots per flow (runs x steps status grid, latency strips with the
 `response_time` limit, judge scores against the threshold) and every outcome in one table.
 
+Every finding has an anchor, its results.json `id` (`report.html#<id>`), and a visible link to it;
+opening such a URL scrolls to the finding and expands it. Findings past FINDINGS_SHOWN are data for
+the script, drawn (summary, location, link) when the search, a filter or a link asks for them: each
+is found and linked, and the page is no heavier to open than with FINDINGS_SHOWN findings.
+
 Filters (status chips, suite, flow, text search) are a small inline script; without it every
 finding is simply shown. Status is text plus shape as well as colour. Everything from a response
 or a judge is escaped by `litmus.report.markup` (nothing is raw HTML); the JSON the script reads is
@@ -32,7 +37,8 @@ from litmus.text import clip
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
 JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
 # Findings drawn in full: past a few thousand the page gets too heavy to open, and the first ones
-# tell the story (results.json and junit.xml hold all; every outcome is still in the table below).
+# tell the story. The others are listed by their summary and location only (still searched and linked);
+# results.json and junit.xml hold all their details.
 FINDINGS_SHOWN = 2_000
 CHIPS = ("failed", "error", "needs_review", "skipped", "passed")
 # A finding's kind as the status a filter chip selects: "no response" is an error of the step.
@@ -93,6 +99,9 @@ figure { margin: .5rem 0 1rem; } figcaption { color: var(--muted); font-size: .9
 details.finding { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
 details.finding > summary { cursor: pointer; font-weight: 600; }
 details.finding[open] > summary { margin-bottom: .4rem; }
+a.permalink { font-weight: normal; font-size: .85rem; margin-left: .3rem; }
+.finding.listed { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
+.finding:target { outline: 2px solid var(--link); }
 .muted { color: var(--muted); }
 mark.hl { background: var(--hl); color: inherit; outline: 2px solid var(--fail); border-radius: 2px; }
 .hidden { display: none !important; }
@@ -100,15 +109,15 @@ mark.hl { background: var(--hl); color: inherit; outline: 2px solid var(--fail);
 .hide-needs_review [data-status="needs_review"]:not(.chip), .hide-skipped [data-status="skipped"]:not(.chip),
 .hide-passed [data-status="passed"]:not(.chip) { display: none; }
 tr.run th { background: var(--bg); text-align: left; }
-tr[data-status] td.s { white-space: nowrap; font-weight: 600; }
-tr[data-status="passed"] td.s { color: var(--pass); } tr[data-status="failed"] td.s { color: var(--fail); }
-tr[data-status="error"] td.s { color: var(--err); } tr[data-status="needs_review"] td.s { color: var(--rev); }
-tr[data-status="skipped"] td.s { color: var(--skip); }
-tr[data-status="passed"] td.s::before { content: "\\2713  "; }
-tr[data-status="failed"] td.s::before { content: "\\2715  "; }
-tr[data-status="error"] td.s::before { content: "\\25B2  "; }
-tr[data-status="needs_review"] td.s::before { content: "\\25C6  "; }
-tr[data-status="skipped"] td.s::before { content: "\\2013  "; }
+[data-status] .s { white-space: nowrap; font-weight: 600; }
+[data-status="passed"] .s { color: var(--pass); } [data-status="failed"] .s { color: var(--fail); }
+[data-status="error"] .s { color: var(--err); } [data-status="needs_review"] .s { color: var(--rev); }
+[data-status="skipped"] .s { color: var(--skip); }
+[data-status="passed"] .s::before { content: "\\2713  "; }
+[data-status="failed"] .s::before { content: "\\2715  "; }
+[data-status="error"] .s::before { content: "\\25B2  "; }
+[data-status="needs_review"] .s::before { content: "\\25C6  "; }
+[data-status="skipped"] .s::before { content: "\\2013  "; }
 @media (max-width: 600px) { body { font-size: 14px; } main { padding: .5rem; } th, td { padding: .2rem .4rem; } }
 @media print {
   :root { --fg: #000; --bg: #fff; --code: #f4f4f4; --muted: #333; }
@@ -151,19 +160,56 @@ SCRIPT = r"""
     return (!suite || where.suite === suite) && (!flow || where.flow === flow)
       && words.every(function (w) { return text(el).indexOf(w) !== -1; });
   }
+  // Findings past those drawn in full are data ([anchor, status, suite, flow, summary, location, rule]):
+  // #f-listed draws those the search, the suite and flow filters or a link (`linked`) ask for.
+  var listedBox = document.getElementById("f-listed"), listedTexts = null, linked = "";
+  function listedElement(entry) {
+    var el = document.createElement("div"), status = document.createElement("span");
+    var link = document.createElement("a"), where = document.createElement("span");
+    el.className = "finding listed";
+    el.id = entry[0];
+    el.dataset.status = entry[1];
+    el.dataset.suite = entry[2];
+    el.dataset.flow = entry[3];
+    status.className = "s";
+    status.textContent = data.words[entry[1]];
+    link.className = "permalink";
+    link.href = "#" + entry[0];
+    link.textContent = "link";
+    where.className = "muted";
+    where.textContent = " " + entry[5] + " · rule " + entry[6];
+    el.append(status, " " + entry[4] + " ", link, where);
+    return el;
+  }
+  function drawListed() {
+    if (!listedBox) { return; }
+    var active = Boolean(suite || flow || words.length), drawn = document.createDocumentFragment();
+    listedTexts = listedTexts || data.listed.map(function (e) {
+      return (e[4] + " " + e[5] + " rule " + e[6]).toLowerCase();
+    });
+    data.listed.forEach(function (entry, i) {
+      var match = active && (!suite || entry[2] === suite) && (!flow || entry[3] === flow)
+        && words.every(function (w) { return listedTexts[i].indexOf(w) !== -1; });
+      if (match || entry[0] === linked) { drawn.appendChild(listedElement(entry)); }
+    });
+    listedBox.replaceChildren(drawn);
+  }
   function narrow() {
     var active = Boolean(suite || flow || words.length);
     if (!active && !narrowed) { return; }
     rows = rows || Array.prototype.slice.call(document.querySelectorAll("tr[data-status]"));
     findings.concat(rows).forEach(function (el) { el.classList.toggle("hidden", active && !kept(el)); });
     narrowed = active;
+    drawListed();
   }
   function apply() {
     chips.forEach(function (chip) { root.classList.toggle("hide-" + chip.dataset.status, !on[chip.dataset.status]); });
     var shown = 0;
-    findings.forEach(function (el) { shown += on[el.dataset.status] && !el.classList.contains("hidden") ? 1 : 0; });
+    findings.concat(listedBox ? Array.prototype.slice.call(listedBox.children) : []).forEach(function (el) {
+      shown += on[el.dataset.status] && !el.classList.contains("hidden") ? 1 : 0;
+    });
     groups.forEach(function (group) {
-      var any = Array.prototype.some.call(group.querySelectorAll("details.finding"), function (el) {
+      var any = Array.prototype.some.call(group.querySelectorAll(".finding"), function (el) {
         return on[el.dataset.status] && !el.classList.contains("hidden");
       });
       group.classList.toggle("hidden", !any);
@@ -184,11 +230,33 @@ SCRIPT = r"""
     narrow();
     apply();
   });
+  // A link to a finding (report.html#<id>) opens it, past any filter that hid it, and scrolls to it.
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    if (id && !document.getElementById(id) && data.listed.some(function (entry) { return entry[0] === id; })) {
+      linked = id;
+      drawListed();
+    }
+    var target = document.getElementById(id);
+    if (!target || !target.classList.contains("finding")) { return; }
+    if (target.classList.contains("hidden")) {
+      suite = flow = suiteSelect.value = flowSelect.value = document.getElementById("f-search").value = "";
+      words = [];
+      narrow();
+    }
+    on[target.dataset.status] = true;
+    bar.querySelector('.chip[data-status="' + target.dataset.status + '"]').setAttribute("aria-pressed", "true");
+    apply();
+    if (target.tagName === "DETAILS") { target.open = true; }
+    target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
   window.addEventListener("beforeprint", function () {
     document.querySelectorAll("details").forEach(function (d) { d.open = true; });
   });
   bar.hidden = false;
   apply();
+  reveal();
 })();
 """
 
@@ -207,7 +275,8 @@ def render(result: RunResult, **options) -> str:
         _flows(result),
         _outcomes(result),
     ])
-    data = {"findings": min(len(findings), FINDINGS_SHOWN), "suites": [s.name for s in result.suites],
+    data = {"findings": len(findings), "listed": [_listed(f) for f in findings[FINDINGS_SHOWN:]],
+            "words": plots.WORDS, "suites": [s.name for s in result.suites],
             "flows": sorted({run.flow for s in result.suites for run in s.flow_runs})}
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -278,7 +347,7 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
         return Markup("")
 
     def entry(finding: fd.Finding) -> Markup:
-        return tag("li", link(finding.where, f"#f-{finding.fingerprint}"), ": ",
+        return tag("li", link(finding.where, f"#{anchor(finding)}"), ": ",
                    clip(fd.summary_sentence(finding), 200))
 
     new = [f for f in findings if f.baseline != "unchanged"]
@@ -348,6 +417,11 @@ def _findings(result: RunResult, options: Options, findings: list[fd.Finding]) -
     if not findings:
         return tag("section", title, tag("p", "No findings: every evaluated assertion passed."), id="findings")
     blocks = []
+    if len(findings) > FINDINGS_SHOWN:
+        blocks.append(tag("p", tag("strong", f"The first {FINDINGS_SHOWN:,} findings are shown in full"),
+                          f"; the other {len(findings) - FINDINGS_SHOWN:,} are listed at the end by their summary and "
+                          "location when the search, the suite or flow filter or a link to one asks for them (the "
+                          "page stays light): results.json and junit.xml hold every detail."))
     for suite_findings in _grouped(findings[:FINDINGS_SHOWN], lambda f: id(f.suite)):
         flows = []
         for flow_findings in _grouped(suite_findings, lambda f: f.flow_run.flow):
@@ -357,9 +431,16 @@ def _findings(result: RunResult, options: Options, findings: list[fd.Finding]) -
                              data_group="flow"))
         blocks.append(tag("section", *flows, data_group="suite"))
     if len(findings) > FINDINGS_SHOWN:
-        blocks.append(tag("p", tag("strong", f"{len(findings) - FINDINGS_SHOWN} more findings not shown here"),
-                          " (the first ", str(FINDINGS_SHOWN), " are): results.json and junit.xml hold every one."))
+        blocks.append(tag("section", tag("h3", f"The other {len(findings) - FINDINGS_SHOWN:,} findings"),
+                          tag("div", id="f-listed"), data_group="suite"))
     return tag("section", title, _filters(findings, result), *blocks, id="findings")
+
+
+def anchor(finding: fd.Finding) -> str:
+    """The finding's id in the page: its results.json `id`, so `report.html#<id>` opens it. An assertion
+    undecided in one run and failed in another is two findings of one `id`: the undecided one's ends
+    with `-needs-review`."""
+    return f"{finding.id}-needs-review" if finding.rule == fd.NEEDS_REVIEW else finding.id
 
 
 def _grouped(items: list, key) -> Iterator[list]:
@@ -401,6 +482,8 @@ def _step_block(result: RunResult, options: Options, members: list[fd.Finding]) 
 
 
 def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup:
+    """A finding as a `<details>`: its summary and a link to it; opened, where it is and why (the
+    mismatches, the judge's tiers and reason)."""
     chip = CHIP_OF[finding.kind]
     badge_status = "error" if finding.kind == "transport_error" else finding.kind
     location = f"{finding.suite.file}:{finding.line}:{finding.column}"
@@ -408,39 +491,56 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding) -> Markup
              join(["rule ", tag("code", finding.rule)])]
     if finding.runs_text():
         facts.append(finding.runs_text())
+    target = anchor(finding)
+    summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
+                  clip(fd.summary_sentence(finding), 300), " ",
+                  tag("a", "link", href=f"#{target}", class_="permalink", title="Link to this finding"))
     body = [tag("p", join(facts, " · "), class_="muted")]
+    if finding.baseline in ("new", "unchanged"):
+        body.insert(0, tag("p", "New in this PR" if finding.baseline == "new" else "Already failing on the base branch",
+                           class_=f"baseline-{finding.baseline}"))
+    body += _details(finding)
+    return tag("details", summary, *body, class_="finding", data_status=chip, data_suite=finding.suite.name,
+               data_flow=finding.flow_run.flow, data_fingerprint=finding.fingerprint, id=target)
+
+
+def _listed(finding: fd.Finding) -> list[str]:
+    """A finding past those drawn in full, as the script's data: [anchor, status, suite, flow, summary,
+    location, rule]. The script draws it when a search, a filter or a link asks for it."""
+    return [anchor(finding), CHIP_OF[finding.kind], finding.suite.name, finding.flow_run.flow,
+            clip(fd.summary_sentence(finding), 300), f"{finding.suite.file}:{finding.line}:{finding.column}",
+            finding.rule]
+
+
+def _details(finding: fd.Finding) -> list[Markup]:
+    """Why a finding is one: the reason, the mismatch table, the judge's tiers, the Intent Evaluation."""
+    parts = []
     reason = fd.extra_reason(finding)
     if reason:
-        body.append(tag("p", reason))
+        parts.append(tag("p", reason))
     if finding.outcome is not None and finding.outcome.mismatches:
-        body.append(_table(["path", "expected", "actual", "reason"],
-                           [[tag("code", m.path), tag("code", fd.show(m.expected, 2_000)),
-                             tag("code", fd.show(m.actual, 2_000)), m.reason] for m in finding.outcome.mismatches]))
+        parts.append(_table(["path", "expected", "actual", "reason"],
+                            [[tag("code", m.path), tag("code", fd.show(m.expected, 2_000)),
+                              tag("code", fd.show(m.actual, 2_000)), m.reason] for m in finding.outcome.mismatches]))
     judge = fd.judge_text(finding)
     if judge:
         judge_reason = fd.judge_reason(finding)
-        body.append(tag("p", tag("strong", "Judge: "), judge, f". {judge_reason}" if judge_reason else ""))
-        body.append(_table(
+        parts.append(tag("p", tag("strong", "Judge: "), judge, f". {judge_reason}" if judge_reason else ""))
+        parts.append(_table(
             ["Tier", "Judge", "Score", "Cached", "Latency", "Tokens in / out", "Reason"],
             [[str(i + 1), f"{t.provider}/{t.model}", "unparseable" if t.score is None else f"{t.score:g}",
               "yes" if t.cached else "no", f"{t.latency_ms:g} ms", f"{t.input_tokens} / {t.output_tokens}", t.reason]
              for i, t in enumerate(finding.judge.tiers)]))
     if finding.step is None:
-        body.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
+        parts.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
     if finding.decided_by is not None:
         decided = fd.HumanDecided(finding.suite, finding.flow_run, finding.step, finding.outcome or finding.intent)
-        body.append(tag("p", tag("strong", "Decided by a human: "), decided.text()))
+        parts.append(tag("p", tag("strong", "Decided by a human: "), decided.text()))
     if finding.decidable_id:
         accept, reject = fd.decide_commands(finding.decidable_id)
-        body.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ", tag("code", reject),
-                        " on the pull request, or run ", tag("code", f"litmus review --accept {finding.decidable_id}")))
-    summary = tag("summary", plots.badge(badge_status, plots.WORDS[badge_status]),
-                  clip(fd.summary_sentence(finding), 300))
-    if finding.baseline in ("new", "unchanged"):
-        body.insert(0, tag("p", "New in this PR" if finding.baseline == "new" else "Already failing on the base branch",
-                           class_=f"baseline-{finding.baseline}"))
-    return tag("details", summary, *body, class_="finding", data_status=chip, data_suite=finding.suite.name,
-               data_flow=finding.flow_run.flow, data_fingerprint=finding.fingerprint, id=f"f-{finding.fingerprint}")
+        parts.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ", tag("code", reject),
+                         " on the pull request, or run ", tag("code", f"litmus review --accept {finding.decidable_id}")))
+    return parts
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> Markup:

@@ -3,21 +3,23 @@
 - A `<testsuite>` per suite (`file` = the probe file), a `<testcase>` per flow run × step: classname
   `suite.flow`, name `step [scenario S, run 1 of 3]` (runs counted from 1), `file` and `line` = the
   step's line in the probe file (what the annotation reporters read), time = the response time in
-  seconds (3 decimals at most).
+  seconds (3 decimals at most; 0.000 without a response).
 - Plus one `<testcase>` per flow run for its Intent Evaluation (name `intent evaluation [...]`, at the
-  flow's line): it is what decides the suite verdict. A failed *deterministic* Intent Evaluation only
-  restates its run's failing steps, so it is not a second failure (its reason goes to system-out):
-  `failures` counts each failure once.
+  flow's line, time = its judge calls' time): it is what decides the suite verdict. A failed
+  *deterministic* Intent Evaluation only restates its run's failing steps, so it is not a second
+  failure (its reason goes to system-out): `failures` counts each failure once.
 - `<failure type=RULE message=...>` per failed (or needs_review) assertion, the mismatch table as
-  text in its body; `<error>` when the step got no (complete) response or an assertion could not be evaluated;
-  `<skipped message=...>` for a skipped step, with the reasons. The request/response excerpt goes to
-  `<system-out>`.
+  text in its body; `<error>` when the step got no (complete) response or an assertion could not be evaluated.
+  As in Java's reports (type = the exception's class, message = its message), the message never
+  repeats the type, which reporters show before it (dorny/test-reporter: `type: message`); an
+  assertion's name leads its message. `<skipped message=...>` for a skipped step, with the reasons.
+  The request/response excerpt goes to `<system-out>`.
 - Suite counts are junit-xml's: testcases with a failure, with an error, skipped (a testcase with two
   failing assertions counts once in `failures` and carries two `<failure>` elements).
 
-Built with junit-xml; we then drop its `disabled` attribute and write times with 3 decimals, both of
-which the Jenkins junit-10 XSD requires. Characters XML 1.0 cannot hold are written as visible
-escapes (`\\x1b`) before they reach the document.
+Built with junit-xml; we then drop its `disabled` attribute and write every time (junit-xml leaves out
+a zero one) with 3 decimals, which the Jenkins junit-10 XSD requires. Characters XML 1.0 cannot hold
+are written as visible escapes (`\\x1b`) before they reach the document.
 """
 
 from __future__ import annotations
@@ -94,15 +96,16 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
         request = f"{step.request.method} {step.request.url}: " if step.request else ""
         case.add_error_info(f"{fd.transport_label(step)}: {step.error}", f"{request}{step.error}", fd.TRANSPORT_ERROR)
     for outcome in step.assertions:
-        label = outcome.name or outcome.type
+        named = f"{outcome.name}: " if outcome.name else ""
         if outcome.status == "failed":
-            case.add_failure_info(f"{label}: {outcome.reason}", _outcome_body(outcome, step, suite, flow_run),
+            case.add_failure_info(f"{named}{outcome.reason}", _outcome_body(outcome, step, suite, flow_run),
                                   outcome.type)
         elif outcome.status == "needs_review":
-            case.add_failure_info(f"{label} needs human review: {outcome.reason}",
+            # Typed needs_review, so the assertion's type is said here.
+            case.add_failure_info(f"{outcome.name or outcome.type} needs human review: {outcome.reason}",
                                   _outcome_body(outcome, step, suite, flow_run), fd.NEEDS_REVIEW)
         elif outcome.status == "error" or outcome.judge_skip in verdict.UNEVALUATED_REASONS:
-            case.add_error_info(f"{label} could not be evaluated: {outcome.reason}",
+            case.add_error_info(f"{named}could not be evaluated: {outcome.reason}",
                                 _outcome_body(outcome, step, suite, flow_run), outcome.type)
     if step.status == "skipped":
         reasons = sorted({o.reason for o in step.assertions if o.status == "skipped"}) or ["skipped"]
@@ -116,8 +119,10 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
 
 def _intent_case(suite: SuiteResult, flow_run: FlowRunResult, runs: int) -> TestCase:
     intent: IntentEvaluation = flow_run.intent_evaluation
+    judge_ms = sum(tier.latency_ms for tier in intent.judge.tiers) if intent.judge else 0.0
     case = TestCase(f"intent evaluation {_run_label(flow_run, runs)}", classname=f"{suite.name}.{flow_run.flow}",
-                    elapsed_sec=0.0, file=suite.file, line=str(flow_run.line), allow_multiple_subelements=True)
+                    elapsed_sec=judge_ms / 1000, file=suite.file, line=str(flow_run.line),
+                    allow_multiple_subelements=True)
     body = "\n".join([f"{suite.file}:{flow_run.line}: {intent.method} intent evaluation: {intent.reason}",
                       *_judge_lines(intent.judge, intent.score, intent.threshold)])
     if flow_run.skipped:
@@ -139,8 +144,6 @@ def _clean(element: ET.Element) -> None:
     element.attrib.pop("disabled", None)
     for key, value in element.attrib.items():
         element.set(key, visible(value))
-    if "time" in element.attrib:
-        element.set("time", _seconds(float(element.get("time"))))
     if element.text:
         element.text = visible(element.text)
     for child in element:
@@ -164,10 +167,15 @@ def render(result: RunResult, **options) -> str:
             cases.append(_intent_case(suite, flow_run, count))
         element = TestSuite(suite.name, cases, timestamp=result.run.started_at, file=suite.file).build_xml_doc()
         _clean(element)
+        # junit-xml leaves out a zero time; reporters then show no duration, and Ant's XSD requires one.
+        suite_time = sum(case.elapsed_sec for case in cases)
+        element.set("time", _seconds(suite_time))
+        for testcase, case in zip(element.iter("testcase"), cases, strict=True):
+            testcase.set("time", _seconds(case.elapsed_sec))
         root.append(element)
         for key in totals:
             totals[key] += int(element.get(key))
-        time += sum(case.elapsed_sec for case in cases)
+        time += suite_time
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", _seconds(time))

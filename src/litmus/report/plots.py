@@ -177,8 +177,10 @@ def latency_plot(runs: NamedRuns, flow: str) -> Markup | None:
             if step.response is None:
                 continue
             points, limits = rows.setdefault(step.name, ([], []))
-            status = "failed" if step.status == "failed" else "passed"
-            points.append((step.response.elapsed_ms, status, f"{run_name}: {step.response.elapsed_ms:g} ms"))
+            # The step's own status: one that errored after its response (a stream cut, a check that
+            # could not be evaluated) is an error mark, never a pass.
+            points.append((step.response.elapsed_ms, step.status,
+                           f"{run_name}: {step.response.elapsed_ms:g} ms ({WORDS[step.status]})"))
             limits += [limit for o in step.assertions if o.type == "response_time"
                        if (limit := response_time_limit(o)) is not None]
     if not rows:

@@ -1,8 +1,13 @@
 """SARIF 2.1.0 (`litmus.sarif`) for GitHub code scanning: findings as alerts on the probe lines.
 
-- One run (one tool, one category: `automationDetails.id` = "<category>/", so several Litmus runs,
-  e.g. per environment, can be uploaded for one commit without replacing each other).
-- One rule per assertion type, plus `transport_error`, `intent_evaluation` and `needs_review`.
+- One run, of one tool. Given a category (`--sarif-category`, the action's `sarif-category`),
+  `automationDetails.id` is "<category>/", as `upload-sarif` makes it of its own `category:`; without
+  one the run has no `automationDetails`, so the uploader's category applies (`upload-sarif` only
+  fills an id the file lacks). Either way several Litmus runs, e.g. per environment, can be uploaded
+  for one commit without replacing each other.
+- One rule per assertion type, plus `transport_error`, `intent_evaluation` and `needs_review`; the
+  `id` is the type (stable, what GitHub filters by), the `name` says what went wrong (SARIF §3.49.7:
+  a name for people, so never the id again).
 - One result per finding (see `litmus.report.findings`: runs of one flow and scenario failing the
   same assertion are one result listing the runs). Level: `error` for a failure or no response,
   `warning` for an outcome that could not be evaluated or that needs human review; `note` is used
@@ -23,6 +28,7 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
+from litmus import HOMEPAGE
 from litmus.assertions import REGISTRY, spec
 from litmus.report import findings as fd
 from litmus.report.options import Options
@@ -34,6 +40,35 @@ MAX_RESULTS = 5_000  # GitHub displays at most this many per run
 MESSAGE_LIMIT = 2_000
 MISMATCHES_IN_PROPERTIES = 20
 DESCRIPTION_LIMIT = 1_024  # GitHub's cap for short and full descriptions
+
+# rule id -> its name: what a failed check means, in PascalCase (a code-scanning filter shows it).
+_RULE_NAMES = {
+    "status_code": "UnexpectedStatusCode",
+    "response_time": "ResponseTooSlow",
+    "json_path": "JsonPathMismatch",
+    "contains": "MissingExpectedText",
+    "not_contains": "ForbiddenTextPresent",
+    "schema": "JsonSchemaViolation",
+    "extract_match": "ExtractedValueMismatch",
+    "header": "HeaderMismatch",
+    "cookie": "CookieMismatch",
+    "body": "BodyMismatch",
+    "xpath": "XPathMismatch",
+    "python": "PythonCheckFailed",
+    "llm_rubric": "RubricNotMet",
+    "tone": "WrongTone",
+    "factual": "FactualError",
+    "no_hallucination": "ContradictsGivenContext",
+    "answers_question": "QuestionNotAnswered",
+    "similar": "NotSimilarToReference",
+    "consistent_with_scenario_data": "ContradictsScenarioData",
+    "accurate_with_scenario_context": "DeviatesFromReferenceResponse",
+    "no_hallucination_vs_scenario": "InventsFactsBeyondScenario",
+    "contextual_evaluation": "ScenarioRubricNotMet",
+    fd.TRANSPORT_ERROR: "NoResponse",
+    fd.INTENT_EVALUATION: "IntentNotAchieved",
+    fd.NEEDS_REVIEW: "NeedsHumanReview",
+}
 
 _SPECIAL_RULES = {
     fd.TRANSPORT_ERROR: (
@@ -82,7 +117,7 @@ def _rule(rule_id: str) -> dict:
         tags = ["litmus", assertion.family]
     return {
         "id": rule_id,
-        "name": "".join(part.capitalize() for part in rule_id.split("_")),
+        "name": _RULE_NAMES[rule_id],
         "shortDescription": {"text": clip(short, DESCRIPTION_LIMIT)},
         "fullDescription": {"text": clip(full, DESCRIPTION_LIMIT)},
         "help": {"text": help_text, "markdown": help_text},
@@ -92,6 +127,12 @@ def _rule(rule_id: str) -> dict:
 
 
 RULE_IDS = [*REGISTRY, *_SPECIAL_RULES]
+
+
+def automation_id(category: str) -> str:
+    """The run's `automationDetails.id` for `category`, made as `upload-sarif` makes it of its own
+    `category:` input (a `/` appended unless there is one), so both name the same category."""
+    return category if category.endswith("/") else category + "/"
 
 
 def _message(finding: fd.Finding) -> str:
@@ -168,7 +209,7 @@ def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> s
         kept = [findings[i] for i in sorted(by_severity[:max_results])]
     omitted = len(findings) - len(kept)
     rule_index = {rule_id: index for index, rule_id in enumerate(RULE_IDS)}
-    driver = {"name": "Litmus", "rules": [_rule(rule_id) for rule_id in RULE_IDS]}
+    driver = {"name": "Litmus", "informationUri": HOMEPAGE, "rules": [_rule(rule_id) for rule_id in RULE_IDS]}
     if result.tool.version:
         driver["semanticVersion"] = result.tool.version
     invocation = {"executionSuccessful": not result.run.interrupted,
@@ -180,9 +221,10 @@ def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> s
                                 f"at most {max_results:,} results per run. Every finding is in report.html and "
                                 "results.json."},
         }]
-    run = {
-        "tool": {"driver": driver},
-        "automationDetails": {"id": opts.category.strip("/") + "/"},
+    run = {"tool": {"driver": driver}}
+    if opts.sarif_category is not None:
+        run["automationDetails"] = {"id": automation_id(opts.sarif_category)}
+    run |= {
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root."}}},
         "columnKind": "utf16CodeUnits",
         "invocations": [invocation],
