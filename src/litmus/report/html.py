@@ -538,8 +538,9 @@ def _details(finding: fd.Finding) -> list[Markup]:
         parts.append(tag("p", tag("strong", "Decided by a human: "), decided.text()))
     if finding.decidable_id:
         accept, reject = fd.decide_commands(finding.decidable_id)
-        parts.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ", tag("code", reject),
-                         " on the pull request, or run ", tag("code", f"litmus review --accept {finding.decidable_id}")))
+        review = f"litmus review --accept {finding.decidable_id}"
+        parts.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ",
+                         tag("code", reject), " on the pull request, or run ", tag("code", review)))
     return parts
 
 
