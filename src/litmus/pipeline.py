@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from litmus import assertions
 from litmus.compare import compare, headline
 from litmus.config import resolve_config
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.judges.service import JudgeConfigError, JudgeService
 from litmus.load import load_suites
+from litmus.model import Suite
 from litmus.report import write_reports
 from litmus.results import OutputError, RunResult, check_output_dir, write_results
 from litmus.run.redact import Redactor
@@ -143,7 +145,8 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         channel.mask(environ.get(t.api_key_env or "") for t in tiers)
     options.judge_disabled = config.judge_disabled
     try:
-        judge = JudgeService.from_config(config.judge, environ, trust=options.trust)
+        # A judge (and its API key) is needed only when a judged check or an intent runs.
+        judge = JudgeService.from_config(config.judge if asks_a_judge(suites) else None, environ, trust=options.trust)
     except JudgeConfigError as exc:
         raise RunRefused(f"judge configuration: {exc}") from None
     notice = env_mask_notice((name for name, _ in masked_env_items(suites, environ, options.trust)),
@@ -156,6 +159,12 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     for note in request.trust_notes:
         channel.warning(note)
     return suites, config, judge
+
+
+def asks_a_judge(suites: Iterable[Suite]) -> bool:
+    """Whether running `suites` asks a judge anything: an intent to evaluate, or an LLM-based check."""
+    return any(suite.intent or any(assertions.spec(a.type).llm_based for step in suite.steps for a in step.assertions)
+               for suite in suites)
 
 
 def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> RunOutput:
