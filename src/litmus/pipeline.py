@@ -29,6 +29,7 @@ from litmus.report import write_reports
 from litmus.results import OutputError, RunResult, check_output_dir, write_results
 from litmus.run.redact import Redactor
 from litmus.run.runner import RunOptions, env_mask_notice, masked_env_items, run_suites, secret_values, selected_suites
+from litmus.text import count, noun_for
 
 
 class RunRefused(Exception):
@@ -130,7 +131,8 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     unset = [s.name for s in suites
              if not options.base_url and not s.base_url and s.name not in options.suite_base_urls]
     if unset:
-        raise RunRefused(f"no base URL for suite(s) {', '.join(map(repr, unset))}: {request.base_url_hint}")
+        raise RunRefused(f"no base URL for {noun_for(len(unset), 'suite')} {', '.join(map(repr, unset))}: "
+                         f"{request.base_url_hint}")
     try:
         check_output_dir(request.out_dir, request.root)  # a run that cannot be saved is not started
     except OutputError as exc:
@@ -184,7 +186,7 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
             _keep_baseline(request.out_dir / "baseline.json", baseline.result)
         shard = f", shard {options.shard[0]}/{options.shard[1]}" if options.shard else ""
         # After a signal the runner starts nothing more: the run comes back interrupted.
-        with channel.phase(f"Litmus: running {len(suites)} suite(s){shard}"):
+        with channel.phase(f"Litmus: running {count(len(suites), 'suite')}{shard}"):
             result = run_suites(suites, options, judge=judge, environ=request.environ, on_event=channel.on_event,
                                 redactor=_redactor(request, channel))
     finally:
@@ -241,7 +243,9 @@ def check_selection(suites: list, options: RunOptions) -> str | None:
         return f"no flow named {', '.join(map(repr, missing))}; flows: {', '.join(sorted(flows)) or '(none)'}"
     empty = [s.name for s in chosen if suite_names and flow_names and not {f.name for f in s.flows} & set(flow_names)]
     if empty:
-        return f"suite(s) {', '.join(map(repr, empty))} have no flow named {', '.join(map(repr, flow_names))}"
+        verb = "has" if len(empty) == 1 else "have"
+        return (f"{noun_for(len(empty), 'suite')} {', '.join(map(repr, empty))} {verb} no flow named "
+                f"{', '.join(map(repr, flow_names))}")
     unknown = sorted(set(options.suite_base_urls) - known)
     if unknown:
         return f"--base-url names no suite {', '.join(map(repr, unknown))}"

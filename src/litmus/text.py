@@ -21,7 +21,12 @@ def did_you_mean(word: str, candidates) -> str:
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """`1 flow run`, `3 flow runs`, `2 entries` (given `plural`): a number and its noun, agreeing."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n} {noun_for(n, noun, plural)}"
+
+
+def noun_for(n: int, noun: str, plural: str | None = None) -> str:
+    """The noun as `n` of it reads: `run` for 1, `runs` (or `plural`) for any other number."""
+    return noun if n == 1 else plural or noun + "s"
 
 
 # Words whose first letters are said as letters, or start with a vowel sound though not a vowel letter.

@@ -134,7 +134,7 @@ def test_filters_leave_other_suites_out_of_every_output_and_a_filter_matching_no
     for argv in (["--flow", "Nope"], ["--suite", "Nope"], both_named):
         refused = litmus(project, "run", "--base-url", target.base_url, *argv)
         assert refused.returncode == 2, argv
-        assert "Nope" in refused.stderr or "'Polite' have no flow named 'Status'" in refused.stderr
+        assert "Nope" in refused.stderr or "suite 'Polite' has no flow named 'Status'" in refused.stderr
 
 
 JUDGED_WITH_INTENT = """\

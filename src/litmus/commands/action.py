@@ -77,6 +77,7 @@ from litmus.pipeline import write_outputs as write_reports
 from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
 from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
+from litmus.text import count
 from litmus.trust import FORK_CODE_INPUT, Trust, origin
 from litmus.verdict import conclusion as conclusion_of
 from litmus.verdict import exit_code
@@ -437,7 +438,7 @@ class _Action:
                              "running every suite")
             return suites
         touched = suites_touched(suites, changed)
-        self.out.log(f"changed-only: {len(touched)} of {len(suites)} suite(s) touched by this PR")
+        self.out.log(f"changed-only: {len(touched)} of {count(len(suites), 'suite')} touched by this PR")
         if not touched:
             self.out.warning(f"Litmus: {NOTHING_CHECKED}: the check run is neutral and the verdict failed (nothing "
                              "passes unchecked); the step does not fail for it")
@@ -565,8 +566,8 @@ class _Action:
         if not (self.inputs.check_run and self.client and sha):
             return None
         failed = sum(1 for s in result.suites if s.verdict == "failed")
-        title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
-                 else f"{len(result.suites)} suite(s) passed")
+        title = (f"{failed} of {count(len(result.suites), 'suite')} failed" if failed
+                 else f"{count(len(result.suites), 'suite')} passed")
         conclusion = conclusion_of(result, self.inputs.fail_on, unproven=bool(self.unproven_results))
         if result.baseline is not None:
             title = headline(result.baseline)
@@ -585,7 +586,8 @@ class _Action:
         except GitHubAPIError as exc:
             self._api_warning("could not publish the Litmus check run; annotating through the log instead", exc)
             return None
-        self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
+        self.out.log(f"check run {check.url}: {count(len(selected), 'annotation')} in "
+                     f"{count(check.requests, 'request')}")
         return check.url
 
     def _annotate_in_log(self, selected: list[Annotation], paths: dict[str, Path]) -> None:
@@ -594,8 +596,9 @@ class _Action:
             self.out.annotate(finding.level, finding.message, file=finding.file, line=finding.line,
                               col=finding.column, title=finding.title)
         if omitted:
-            self.out.notice(f"{omitted} more finding(s) not annotated here (GitHub shows 10 errors and 10 warnings "
-                            f"per step): see {self._relative(paths['sarif'])} and the PR comment or job summary")
+            self.out.notice(f"{count(omitted, 'more finding')} not annotated here (GitHub shows 10 errors and 10 "
+                            f"warnings per step): see {self._relative(paths['sarif'])} and the PR comment or job "
+                            "summary")
 
     def _publish_comment(self, paths: dict[str, Path]) -> str | None:
         if not (self.inputs.comment and self.pr and self.client):
