@@ -74,7 +74,7 @@ from litmus.load.run_vars import assignment_lines
 from litmus.merge import MergeError, merge
 from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
 from litmus.pipeline import write_outputs as write_reports
-from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.results import DEFAULT_OUT, OutputError, ResultsError, RunResult, check_output_dir, load_results
 from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
 from litmus.text import count
@@ -151,7 +151,7 @@ class ActionInputs:
             changed_only=read_bool_input(environ, "changed-only", False),
             shard=_shard(read_input(environ, "shard")),
             merge=tuple(read_input(environ, "merge").split()),
-            output_dir=read_input(environ, "output-dir", "litmus-report"),
+            output_dir=read_input(environ, "output-dir", DEFAULT_OUT),
             wait_for=read_input(environ, "wait-for"),
             wait_timeout=_seconds(read_input(environ, "wait-timeout", "300")),
             github_token=read_input(environ, "github-token"),

@@ -48,14 +48,13 @@ from litmus.config import add_config_arguments
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
 from litmus.load.run_vars import base_url_override, run_vars
-from litmus.results import ResultsError, load_results
+from litmus.results import DEFAULT_OUT, ResultsError, load_results
 from litmus.trust import Trust, never_resolves
 
 if TYPE_CHECKING:
     from litmus.trust import Trust
 
 FAIL_ON = ("suite", "assertion", "new", "never")
-DEFAULT_OUT = "litmus-report"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
