@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import math
 import os
 import re
 import sys
@@ -72,6 +71,7 @@ from litmus.github.wait import NotReady, wait_until_ready
 from litmus.github.workflow import WorkflowCommands
 from litmus.load.run_vars import assignment_lines
 from litmus.merge import MergeError, merge
+from litmus.numbers import parse_number
 from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
 from litmus.pipeline import write_outputs as write_reports
 from litmus.results import DEFAULT_OUT, OutputError, ResultsError, RunResult, check_output_dir, load_results
@@ -196,13 +196,9 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _seconds(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= MAX_WAIT_TIMEOUT_S):
-        raise InputError(f"input 'wait-timeout' must be a number of seconds from 0 to {MAX_WAIT_TIMEOUT_S} "
-                         f"(6 hours, a job's limit); got {text!r}")
-    return value
+        return parse_number(text, whole=False, low=0, high=MAX_WAIT_TIMEOUT_S, unit="seconds")
+    except ValueError as exc:
+        raise InputError(f"input 'wait-timeout': {exc} (6 hours, a job's limit)") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
