@@ -35,7 +35,10 @@ NOT_PASSED = frozenset({"failed", "error", "needs_review"})
 # Why an LLM-based check was not put to a judge, for the causes that fail its suite (the contract's "When
 # nothing was checked, nothing passes"); `disabled` (--no-judge) is a choice and fails nothing.
 UNEVALUATED_REASONS: dict[str, str] = {
-    "no_judge": "no judge configured",
+    # With the ways to a judge: a run without one is most often a first run, or a forgotten setting.
+    "no_judge": "no judge configured: add a judge: block to litmus.yaml (or --judge-provider / LITMUS_JUDGE_PROVIDER) "
+                "and set its API key variable, or replay recorded verdicts with --judge-provider replay; --no-judge "
+                "runs deterministic checks only (docs/judges.md)",
     "budget": "the judge budget (max_calls) ran out",
 }
 # A finding's kind decides its level: a failure claims the target is wrong; an outcome that could not
