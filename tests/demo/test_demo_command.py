@@ -235,3 +235,34 @@ def test_no_error_is_printed_but_the_planned_ones(demo):
     printed = sorted(line.split(" ", 1)[1].split(" error:")[0] + " error:" for line in done.stdout.splitlines()
                      if re.search(r"\berror\b", line))
     assert printed == planned
+
+
+# -- The README's excerpts of the demo's output are its output ------------------------------------------
+
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def normalized(text: str) -> list[str]:
+    """Lines, without what differs from run to run: the target's port and the timings."""
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    return re.sub(r"\d+(?:\\?\.\d+)? ms\b", "N ms", text).splitlines()
+
+
+def excerpt(language: str) -> list[str]:
+    """The README's one fenced block in `language` taken from the demo (it cites the demo's probes/orders.yaml),
+    its `...` elisions left out."""
+    (block,) = [block for block in re.findall(rf"^```{language}\n(.*?)^```", README, re.DOTALL | re.MULTILINE)
+                if "probes/orders.yaml" in block]
+    return [line for line in normalized(block) if line.strip() and line != "..."]
+
+
+def test_the_readme_terminal_excerpt_is_the_demos_output(demo):
+    done, out, _, _ = demo
+    printed = normalized(done.stdout.replace(str(out), "litmus-report"))  # the fixture's --out, the default
+    assert [line for line in excerpt("text") if line not in printed] == []
+
+
+def test_the_readme_comment_excerpt_is_the_demos_comment(demo):
+    _, out, _, _ = demo
+    comment = normalized((out / "comment.md").read_text("utf-8"))
+    assert [line for line in excerpt("markdown") if line not in comment] == []
