@@ -16,7 +16,10 @@ prompt matches no scripted verdict, so a new LLM-based assertion cannot slip in 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,17 +132,54 @@ class ScriptedJudge(FakeJudge):
 
 def main() -> int:
     cassettes = cassette_dir(PROBES) / "cassettes"
-    for stale in cassettes.glob("*.json"):
-        stale.unlink()
+    with tempfile.TemporaryDirectory() as scratch:
+        unscripted, calls = record(Path(scratch))
+        if unscripted:
+            for prompt in unscripted:
+                print("unscripted judge prompt:\n" + prompt[-1500:], file=sys.stderr)
+            return 1
+        changed, removed = replace_changed(Path(scratch) / "cassettes", cassettes)
+    print(f"{calls} judge calls, {len(list(cassettes.glob('*.json')))} cassettes in {cassettes.relative_to(ROOT)}: "
+          f"{changed} written, {removed} removed")
+    return 0
+
+
+def replace_changed(recorded: Path, cassettes: Path) -> tuple[int, int]:
+    """Move the new recordings into `cassettes`, leaving a cassette whose reply did not change as it was
+    (its timestamp and latency differ on every recording), so the diff shows exactly which ones went stale."""
+    cassettes.mkdir(exist_ok=True)
+    changed, names = 0, set()
+    for path in recorded.glob("*.json"):
+        names.add(path.name)
+        old = cassettes / path.name
+        if not (old.exists() and _lasting(old) == _lasting(path)):
+            path.replace(old)
+            changed += 1
+    stale = [path for path in cassettes.glob("*.json") if path.name not in names]
+    for path in stale:
+        path.unlink()
+    return changed, len(stale)
+
+
+def _lasting(path: Path) -> dict:
+    """A cassette without what changes on every recording."""
+    entry = json.loads(path.read_text())
+    entry.pop("recorded_at", None)
+    entry.get("usage", {}).pop("latency_ms", None)
+    return entry
+
+
+def record(scratch: Path) -> tuple[list[str], int]:
+    """Record every judge call of the demo's suites into `scratch`/cassettes: (unscripted prompts, calls)."""
     with ScriptedJudge(TIER1) as tier1, ScriptedJudge(TIER2) as tier2:
         environ = demo_environment({KEY_VARIABLE: API_KEY})
-        config = demo_judge_config(
+        config = dataclasses.replace(demo_judge_config(
             PROBES,
             ProviderConfig("openai", "scripted-judge-small", tier1.openai_base_url, KEY_VARIABLE),
             ProviderConfig("openai", "scripted-judge-large", tier2.openai_base_url, KEY_VARIABLE),
             embeddings=ProviderConfig("openai", "scripted-embeddings", tier1.openai_base_url, KEY_VARIABLE),
             record=True,
-        )
+        ), cache=scratch)
         judge = JudgeService.from_config(config, environ)
         # The demo's own trust: the intent judge reads a masked transcript, so what it masks keys the cassettes.
         suites = load_suites([PROBES], environ=environ, trust=DEMO_TRUST).suites
@@ -149,14 +189,7 @@ def main() -> int:
                            environ=environ)
         finally:
             judge.close()
-        unscripted = tier1.unscripted + tier2.unscripted
-        calls = len(tier1.calls()) + len(tier2.calls())
-    if unscripted:
-        for prompt in unscripted:
-            print("unscripted judge prompt:\n" + prompt[-1500:], file=sys.stderr)
-        return 1
-    print(f"{calls} judge calls, {len(list(cassettes.glob('*.json')))} cassettes in {cassettes.relative_to(ROOT)}")
-    return 0
+        return tier1.unscripted + tier2.unscripted, len(tier1.calls()) + len(tier2.calls())
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from litmus.errors import Position, ProbeError
 from litmus.files import MAX_FILE_BYTES
 from litmus.git import file_at, file_size_at, has_commit
 from litmus.load.diagnostics import Collector, Span
+from litmus.numbers import number_argument, parse_number
 from litmus.text import did_you_mean
 from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
 
@@ -144,13 +145,17 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
                        "[LITMUS_JUDGE_BASE_URL]")
     group.add_argument("--judge-api-key-env", metavar="VAR", help="NAME of the environment variable holding the API "
                        "key (default OPENAI_API_KEY / ANTHROPIC_API_KEY) [LITMUS_JUDGE_API_KEY_ENV]")
-    group.add_argument("--judge-threshold", metavar="PERCENT", help="default pass threshold of LLM-based assertions "
+    group.add_argument("--judge-threshold", metavar="PERCENT", type=_number_flag("threshold"),
+                       help="default pass threshold of LLM-based assertions "
                        "(default 75) [LITMUS_JUDGE_THRESHOLD]")
-    group.add_argument("--judge-concurrency", metavar="N", help="judge calls in flight at once (default 8) "
+    group.add_argument("--judge-concurrency", metavar="N", type=_number_flag("concurrency"),
+                       help="judge calls in flight at once (default 8) "
                        "[LITMUS_JUDGE_CONCURRENCY]")
-    group.add_argument("--judge-max-calls", metavar="N", help="budget: past N judge calls, LLM-based assertions are "
+    group.add_argument("--judge-max-calls", metavar="N", type=_number_flag("max_calls"),
+                       help="budget: past N judge calls, LLM-based assertions are "
                        "skipped (default 1000) [LITMUS_JUDGE_MAX_CALLS]")
-    group.add_argument("--judge-timeout-ms", metavar="MS", help="timeout of one judge call (default 60000) "
+    group.add_argument("--judge-timeout-ms", metavar="MS", type=_number_flag("timeout_ms"),
+                       help="timeout of one judge call (default 60000) "
                        "[LITMUS_JUDGE_TIMEOUT_MS]")
     group.add_argument("--cache-dir", metavar="DIR", help=f"verdict cache and cassette directory (default "
                        f"{DEFAULT_CACHE_DIR}) [LITMUS_CACHE_DIR]")
@@ -439,19 +444,30 @@ def _coerce(value: Any, kind: str, key: str, where: Position, problems: Collecto
             return _INVALID
         return value.strip()
     try:
-        number = float(value) if kind == "percent" else int(str(value))
-    except (TypeError, ValueError):
-        number = None
-    if number is None or isinstance(value, bool) or not _in_range(number, kind):
-        expected = {"percent": "a number from 0 to 100", "positive": "a whole number >= 1",
-                    "count": "a whole number >= 0"}[kind]
-        problems.error(span, f"judge.{key}: expected {expected}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"expected a number, got {value!r}")
+        return parse_number(str(value), **_bounds(key.split()[0], kind))
+    except ValueError as exc:
+        problems.error(span, f"judge.{key}: {exc}")
         return _INVALID
-    return number
 
 
-def _in_range(number: float, kind: str) -> bool:
-    return {"percent": 0 <= number <= 100, "positive": number >= 1, "count": number >= 0}[kind]
+def _bounds(key: str, kind: str) -> dict[str, Any]:
+    """What `parse_number` accepts for the numeric judge setting `key` of `kind`."""
+    if kind == "percent":
+        return {"whole": False, "low": 0, "high": 100}
+    return {"whole": True, "low": 1 if kind == "positive" else 0, "high": _HIGHEST[key]}
+
+
+def _number_flag(key: str):
+    """The flag's value checked as the setting `key` is, when the flag is parsed."""
+    return number_argument(**_bounds(key, _KINDS[key]))
+
+
+# Beyond these a whole-number judge setting is a typo: calls in flight, one call's time (a job's 6-hour
+# limit), a reply's length, a run's calls, retries of one call.
+_HIGHEST = {"concurrency": 1_000, "timeout_ms": 6 * 3600 * 1000, "max_tokens": 1_000_000,
+            "max_calls": 1_000_000_000, "retries": 100}
 
 
 def _flag(args: argparse.Namespace, dest: str, environ: Mapping[str, str], variable: str) -> bool:

@@ -17,6 +17,7 @@ from litmus import verdict
 from litmus.github.workflow import WorkflowCommands
 from litmus.identity import INTENT, TRANSPORT
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
+from litmus.text import count
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -56,7 +57,7 @@ class Console:
                       file=self.out)
         if self.progress and event.kind in ("started", "flow_run"):
             failed = f", {self._failed} failed" if self._failed else ""
-            self.err.write(f"\r\x1b[K  {event.done}/{event.total} flow runs{failed}")
+            self.err.write(f"\r\x1b[K  {event.done}/{count(event.total, 'flow run')}{failed}")
             self.err.flush()
         if event.kind == "finished":
             self._clear_progress()
@@ -97,7 +98,7 @@ class Console:
             items = [item for item in verdict.checked([suite]) if item.is_finding or (
                 self.verbosity > 0 and item.status == "skipped" and item.part not in (TRANSPORT, INTENT)
                 and item.step.status != "error")]
-            count = sum(item.is_finding for item in items)
+            found = sum(item.is_finding for item in items)
             for item in items:
                 body.extend(self._item_lines(suite, item, runs))
             for fr in suite.flow_runs:
@@ -105,13 +106,12 @@ class Console:
                 if fr.reason:
                     body.append(f"{where} › {self._status(fr.status)}: {clean(fr.reason)}")
                 elif fr.overruled_failures:
-                    checks = f"{fr.overruled_failures} failed check{'s' if fr.overruled_failures > 1 else ''}"
-                    body.append(f"{where} › passed by intent despite {checks} "
+                    body.append(f"{where} › passed by intent despite {count(fr.overruled_failures, 'failed check')} "
                                 "(mark the checks no judge may overrule critical: true)")
             if suite.reason:
                 body.append(f"{clean(suite.file)}:{suite.line} {clean(suite.name)}: {clean(suite.reason)}")
             if body:
-                groups.append((f"{clean(suite.name)}: {count} finding(s)", body))
+                groups.append((f"{clean(suite.name)}: {count(found, 'finding')}", body))
         return groups
 
     def _item_lines(self, suite, item: verdict.Checked, runs) -> list[str]:
@@ -153,12 +153,12 @@ class Console:
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         total = len(result.suites)
         word = self._status(result.verdict, result.verdict.upper())
-        text = f"{word}: {total - failed} of {total} suite{'s' if total != 1 else ''} passed"
+        text = f"{word}: {total - failed} of {count(total, 'suite')} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
         turned_off = sum(o.judge_skip == "disabled" for *_, o in result.iter_outcomes())
         if turned_off:
-            text += f" ({turned_off} LLM-based assertion{'s' if turned_off != 1 else ''} skipped: judging turned off)"
+            text += f" ({count(turned_off, 'LLM-based assertion')} skipped: judging turned off)"
         if result.run.shard:
             text += f" (shard {result.run.shard})"
         if results_path:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from litmus.compare import merge_baselines
 from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
+from litmus.text import noun_for
 from litmus.verdict import decide_run, decide_suite
 
 
@@ -53,9 +54,9 @@ def _check_shards(documents: list[RunResult], names: list[str], allow_missing: b
         return []
     listed = ", ".join(f"{k}/{total}" for k in missing)
     if not allow_missing:
-        raise MergeError(f"missing shard{'s' if len(missing) > 1 else ''} {listed}: the verdict would cover "
+        raise MergeError(f"missing {noun_for(len(missing), 'shard')} {listed}: the verdict would cover "
                          "only part of the flow runs (pass --allow-missing to merge anyway)")
-    return [f"missing shard{'s' if len(missing) > 1 else ''} {listed}: the merged verdict covers only "
+    return [f"missing {noun_for(len(missing), 'shard')} {listed}: the merged verdict covers only "
             f"{len(seen)} of {total} shards"]
 
 

@@ -210,3 +210,8 @@ class Suite(Node):
     # `Assertion.files`) and each file a `$ref` names (by the path the `$ref` leads to), parsed at load by the
     # one YAML reader. The run validates with these and reads no schema file again.
     schema_documents: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every step the suite runs: setup, each flow's, teardown."""
+        return (*self.setup, *(step for flow in self.flows for step in flow.steps), *self.teardown)

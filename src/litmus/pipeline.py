@@ -18,16 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from litmus import assertions
 from litmus.compare import compare, headline
 from litmus.config import resolve_config
 from litmus.decisions import DecisionSource, RunDecisions, decisions_for_run, summarize
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.judges.service import JudgeConfigError, JudgeService
 from litmus.load import load_suites
+from litmus.model import Suite
 from litmus.report import write_reports
 from litmus.results import OutputError, RunResult, check_output_dir, write_results
 from litmus.run.redact import Redactor
 from litmus.run.runner import RunOptions, env_mask_notice, masked_env_items, run_suites, secret_values, selected_suites
+from litmus.text import count, noun_for
 
 
 class RunRefused(Exception):
@@ -135,7 +138,8 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     unset = [s.name for s in suites
              if not options.base_url and not s.base_url and s.name not in options.suite_base_urls]
     if unset:
-        raise RunRefused(f"no base URL for suite(s) {', '.join(map(repr, unset))}: {request.base_url_hint}")
+        raise RunRefused(f"no base URL for {noun_for(len(unset), 'suite')} {', '.join(map(repr, unset))}: "
+                         f"{request.base_url_hint}")
     try:
         check_output_dir(request.out_dir, request.root)  # a run that cannot be saved is not started
     except OutputError as exc:
@@ -156,7 +160,9 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     for note in decisions.ignored:
         channel.warning(f"{note.where}: the decision by {note.by} on finding {note.finding} is ignored: {note.why}")
     try:
-        judge = JudgeService.from_config(config.judge, environ, trust=options.trust, decisions=decisions.book())
+        # A judge (and its API key) is needed only when a judged check or an intent runs.
+        judge = JudgeService.from_config(config.judge if asks_a_judge(suites) else None, environ, trust=options.trust,
+                                         decisions=decisions.book())
     except JudgeConfigError as exc:
         raise RunRefused(f"judge configuration: {exc}") from None
     notice = env_mask_notice((name for name, _ in masked_env_items(suites, environ, options.trust)),
@@ -169,6 +175,12 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
     for note in request.trust_notes:
         channel.warning(note)
     return suites, config, judge
+
+
+def asks_a_judge(suites: Iterable[Suite]) -> bool:
+    """Whether running `suites` asks a judge anything: an intent to evaluate, or an LLM-based check."""
+    return any(suite.intent or any(assertions.spec(a.type).llm_based for step in suite.steps for a in step.assertions)
+               for suite in suites)
 
 
 def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> RunOutput:
@@ -188,7 +200,7 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
             _keep_baseline(request.out_dir / "baseline.json", baseline.result)
         shard = f", shard {options.shard[0]}/{options.shard[1]}" if options.shard else ""
         # After a signal the runner starts nothing more: the run comes back interrupted.
-        with channel.phase(f"Litmus: running {len(suites)} suite(s){shard}"):
+        with channel.phase(f"Litmus: running {count(len(suites), 'suite')}{shard}"):
             result = run_suites(suites, options, judge=judge, environ=request.environ, on_event=channel.on_event,
                                 redactor=_redactor(request, channel))
     finally:
@@ -248,7 +260,9 @@ def check_selection(suites: list, options: RunOptions) -> str | None:
         return f"no flow named {', '.join(map(repr, missing))}; flows: {', '.join(sorted(flows)) or '(none)'}"
     empty = [s.name for s in chosen if suite_names and flow_names and not {f.name for f in s.flows} & set(flow_names)]
     if empty:
-        return f"suite(s) {', '.join(map(repr, empty))} have no flow named {', '.join(map(repr, flow_names))}"
+        verb = "has" if len(empty) == 1 else "have"
+        return (f"{noun_for(len(empty), 'suite')} {', '.join(map(repr, empty))} {verb} no flow named "
+                f"{', '.join(map(repr, flow_names))}")
     unknown = sorted(set(options.suite_base_urls) - known)
     if unknown:
         return f"--base-url names no suite {', '.join(map(repr, unknown))}"

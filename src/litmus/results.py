@@ -628,6 +628,10 @@ class OutputError(Exception):
         self.written = dict(written or {})
 
 
+# Where `litmus run`, `litmus demo`, `litmus report` and the action write results.json and the reports.
+DEFAULT_OUT = "litmus-report"
+
+
 def check_output_dir(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
     """The output folder, created if missing and proven writable (a file is written, then removed),
     so that a run never does its work only to lose it at the end. OutputError says what is wrong.

@@ -17,3 +17,25 @@ def did_you_mean(word: str, candidates) -> str:
 
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 flow run`, `3 flow runs`, `2 entries` (given `plural`): a number and its noun, agreeing."""
+    return f"{n} {noun_for(n, noun, plural)}"
+
+
+def noun_for(n: int, noun: str, plural: str | None = None) -> str:
+    """The noun as `n` of it reads: `run` for 1, `runs` (or `plural`) for any other number."""
+    return noun if n == 1 else plural or noun + "s"
+
+
+# Words whose first letters are said as letters, or start with a vowel sound though not a vowel letter.
+_AN_BEFORE = ("xpath", "xml", "llm", "html", "http", "sse", "sha", "hour")
+
+
+def with_article(phrase: str) -> str:
+    """`a json_path assertion`, `an xpath assertion`, `an llm_rubric`, `a unique id`: "a" or "an" by sound."""
+    word = phrase.lower()
+    vowel_sound = (word[:1] in ("a", "e", "i", "o") or word.startswith(_AN_BEFORE)
+                   or (word.startswith("un") and not word.startswith(("uni", "unan"))))
+    return f"{'an' if vowel_sound else 'a'} {phrase}"

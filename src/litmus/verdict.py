@@ -23,6 +23,7 @@ from litmus.results import (
     StepResult,
     SuiteResult,
 )
+from litmus.text import count
 
 FailOn = Literal["suite", "assertion", "new", "never"]
 Level = Literal["error", "warning"]
@@ -34,7 +35,10 @@ NOT_PASSED = frozenset({"failed", "error", "needs_review"})
 # Why an LLM-based check was not put to a judge, for the causes that fail its suite (the contract's "When
 # nothing was checked, nothing passes"); `disabled` (--no-judge) is a choice and fails nothing.
 UNEVALUATED_REASONS: dict[str, str] = {
-    "no_judge": "no judge configured",
+    # With the ways to a judge: a run without one is most often a first run, or a forgotten setting.
+    "no_judge": "no judge configured: add a judge: block to litmus.yaml (or --judge-provider / LITMUS_JUDGE_PROVIDER) "
+                "and set its API key variable, or replay recorded verdicts with --judge-provider replay; --no-judge "
+                "runs deterministic checks only (docs/judges.md)",
     "budget": "the judge budget (max_calls) ran out",
 }
 # A finding's kind decides its level: a failure claims the target is wrong; an outcome that could not
@@ -180,14 +184,15 @@ def decide_suite(suite: SuiteResult) -> None:
     causes = [item.record.judge_skip for item in checked([suite]) if item.is_finding and item.status == "skipped"]
     intents = [run.intent_evaluation.judge_skip for run in ran if run.intent_evaluation.judge_skip]
     for cause, why in UNEVALUATED_REASONS.items():
-        parts = [_count(causes.count(cause), "LLM-based assertion"), _count(intents.count(cause), "Intent Evaluation")]
-        if any(parts):
+        parts = [count(n, noun) for n, noun in ((causes.count(cause), "LLM-based assertion"),
+                                                (intents.count(cause), "Intent Evaluation")) if n]
+        if parts:
             suite.verdict = "failed"
             verb = "was" if causes.count(cause) + intents.count(cause) == 1 else "were"
-            notes.append(f"{' and '.join(p for p in parts if p)} {verb} not evaluated: {why}")
+            notes.append(f"{' and '.join(parts)} {verb} not evaluated: {why}")
     turned_off = sum(o.judge_skip == "disabled" for run in ran for step in run.steps for o in step.assertions)
     if turned_off:
-        notes.append(f"{_count(turned_off, 'LLM-based assertion')} skipped: judging turned off "
+        notes.append(f"{count(turned_off, 'LLM-based assertion')} skipped: judging turned off "
                      "(--no-judge or judge.provider none)")
     suite.reason = "; ".join(notes) or None
 
@@ -197,10 +202,6 @@ def decide_run(result: RunResult) -> None:
     proves nothing; a run of no suite checked nothing)."""
     passed = bool(result.suites) and all(s.verdict == "passed" for s in result.suites) and not result.run.interrupted
     result.verdict = "passed" if passed else "failed"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}" if n else ""
 
 
 # ---- what the run's verdict does: the exit code and the check run

@@ -6,9 +6,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from litmus.assertions import all_specs
 from litmus.demo.run import run_demo
 from litmus.demo.target import DEMO_ENVIRONMENT
-from litmus.results import RunResult, validate
+from litmus.results import RunResult, run_label, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("demo-password", "demo-api-token")
@@ -167,3 +169,100 @@ def test_outside_a_clone_it_says_where_the_examples_are(tmp_path):
 
 
 DETERMINISTIC = {name for name, spec in all_specs().items() if not spec.llm_based}
+
+
+# -- Every outcome, one by one, against docs/demo.md ---------------------------------------------------
+
+DEMO_DOC = ROOT / "docs" / "demo.md"
+OTHER_CHECKS = re.compile(r"(\d+) (?:other )?checks?")
+
+
+def planned_outcomes() -> dict[str, list[tuple[str, str]]]:
+    """docs/demo.md's "Every outcome" table: flow run -> [(what, outcome)], in the doc's order."""
+    section = DEMO_DOC.read_text("utf-8").split("### Every outcome", 1)[1].split("\n#", 1)[0]
+    planned: dict[str, list[tuple[str, str]]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] not in ("Flow run", "---"):
+            planned.setdefault(cells[0], []).append((cells[1], cells[2]))
+    return planned
+
+
+def actual_outcomes(result: RunResult) -> dict[str, list[tuple[str, str]]]:
+    """Each flow run's outcomes as the doc names them: `step › check`, `step` (an errored step), `intent`."""
+    actual: dict[str, list[tuple[str, str]]] = {}
+    for suite in result.suites:
+        runs = Counter((fr.flow, fr.scenario) for fr in suite.flow_runs)
+        for fr in suite.flow_runs:
+            count = runs[fr.flow, fr.scenario]
+            where = ([fr.scenario] if fr.scenario else []) + ([run_label(fr.run_index, count)] if count > 1 else [])
+            rows = actual.setdefault(f"{suite.name} › {fr.flow}" + (f" [{', '.join(where)}]" if where else ""), [])
+            for step in fr.steps:
+                if step.status == "error":
+                    rows.append((step.name, "error"))
+                rows += [(f"{step.name} › {o.type}" + (f" ({o.name})" if o.name else ""), o.status)
+                         for o in step.assertions]
+            if suite.intent and fr.intent_evaluation:
+                rows.append(("intent", fr.intent_evaluation.status))
+    return actual
+
+
+def test_the_doc_plans_every_flow_run_the_demo_runs(demo):
+    _, _, _, result = demo
+    assert list(planned_outcomes()) == list(actual_outcomes(result))
+
+
+@pytest.mark.parametrize("flow_run", list(planned_outcomes()))
+def test_every_outcome_is_the_planned_one(demo, flow_run):
+    """The outcomes the doc names one by one are exactly those; the rest are counted by status."""
+    _, _, _, result = demo
+    actual = actual_outcomes(result).get(flow_run, [])
+    counted: Counter[str] = Counter()
+    for what, outcome in planned_outcomes()[flow_run]:
+        if match := OTHER_CHECKS.fullmatch(what):
+            counted[outcome] += int(match[1])
+            continue
+        assert (what, outcome) in actual, f"{flow_run} › {what}: planned {outcome}, got {dict(actual).get(what)}"
+        actual.remove((what, outcome))
+    assert Counter(outcome for _, outcome in actual) == counted, f"{flow_run}: unplanned {actual}"
+
+
+def test_no_error_is_printed_but_the_planned_ones(demo):
+    done, _, _, _ = demo
+    # The terminal names a flow run without its suite: "Beta deployment › ask the beta model › error: …".
+    planned = sorted(f"{flow_run.split(' › ', 1)[1]} › {what} › error:" for flow_run, rows in planned_outcomes().items()
+                     for what, outcome in rows if outcome == "error")
+    printed = sorted(line.split(" ", 1)[1].split(" error:")[0] + " error:" for line in done.stdout.splitlines()
+                     if re.search(r"\berror\b", line))
+    assert printed == planned
+
+
+# -- The README's excerpts of the demo's output are its output ------------------------------------------
+
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def normalized(text: str) -> list[str]:
+    """Lines, without what differs from run to run: the target's port and the timings."""
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+    return re.sub(r"\d+(?:\\?\.\d+)? ms\b", "N ms", text).splitlines()
+
+
+def excerpt(language: str) -> list[str]:
+    """The README's one fenced block in `language` taken from the demo (it cites the demo's probes/orders.yaml),
+    its `...` elisions left out."""
+    (block,) = [block for block in re.findall(rf"^```{language}\n(.*?)^```", README, re.DOTALL | re.MULTILINE)
+                if "probes/orders.yaml" in block]
+    return [line for line in normalized(block) if line.strip() and line != "..."]
+
+
+def test_the_readme_terminal_excerpt_is_the_demos_output(demo):
+    done, out, _, _ = demo
+    printed = normalized(done.stdout.replace(str(out), "litmus-report"))  # the fixture's --out, the default
+    assert [line for line in excerpt("text") if line not in printed] == []
+
+
+def test_the_readme_comment_excerpt_is_the_demos_comment(demo):
+    _, out, _, _ = demo
+    comment = normalized((out / "comment.md").read_text("utf-8"))
+    assert [line for line in excerpt("markdown") if line not in comment] == []

@@ -49,3 +49,12 @@ def test_reports_doc_shows_a_real_comment():
     (excerpt,) = re.findall(r"^````markdown\n(.*?)^````", doc, re.DOTALL | re.MULTILINE)
     golden = (ROOT / "tests" / "report" / "golden" / "comment.md").read_text("utf-8")
     assert golden.startswith(excerpt), "docs/reports.md's excerpt drifted from tests/report/golden/comment.md"
+
+
+def test_the_two_commands_run_in_a_virtual_environment():
+    """Debian's system Python refuses `pip install` outside a virtual environment (PEP 668)."""
+    (commands,) = fenced("sh")
+    lines = [line for line in commands.splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "python3 -m venv .venv && . .venv/bin/activate"
+    assert [line.split(" && ")[0] for line in lines[1:]] == ["python3 -m pip install -e .",
+                                                             "python3 -m pip install -e '.[test]'"]

@@ -80,7 +80,7 @@ def test_changed_only_runs_the_suites_the_pr_touched(target, workspace, fake_git
                                    comment="false", check_run="false")
     results = json.loads((workspace / outputs["results-path"]).read_text())
     assert [s["name"] for s in results["suites"]] == ["Catalog"]
-    assert "changed-only: 1 of 2 suite(s) touched by this PR" in stdout
+    assert "changed-only: 1 of 2 suites touched by this PR" in stdout
     # The one finding, on a changed file, is annotated through the log (no check run asked for).
     (error,) = [line for line in stdout.splitlines() if line.startswith("::error")]
     assert "file=probes/catalog.yaml,line=11" in error and code == 1
@@ -119,7 +119,7 @@ def test_changed_only_runs_the_suite_whose_python_check_or_refd_schema_alone_cha
                                    comment="false", check_run="false")
     results = json.loads((workspace / outputs["results-path"]).read_text())
     assert [s["name"] for s in results["suites"]] == ["Health"] and results["verdict"] == "passed" and code == 0
-    assert "changed-only: 1 of 3 suite(s) touched by this PR" in stdout
+    assert "changed-only: 1 of 3 suites touched by this PR" in stdout
 
 
 @pytest.mark.parametrize("fail_on", ["suite", "assertion", "new", "never"])
@@ -158,7 +158,7 @@ def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_
 
 def test_base_url_is_required_without_a_deployment_event(workspace, fake_github):
     code, stdout, _ = action(workspace, fake_github.url, event="push")
-    assert code == 2 and "::error title=Litmus::no base URL for suite(s) 'Catalog', 'Chat': set the input 'base-url'" \
+    assert code == 2 and "::error title=Litmus::no base URL for suites 'Catalog', 'Chat': set the input 'base-url'" \
         in stdout
 
 

@@ -240,7 +240,7 @@ def test_fork_pr_read_only_token_warns_annotates_in_the_log_and_keeps_the_exit_c
     assert all("file=probes/many.yaml" in e or "file=probes/chat.yaml" in e for e in errors)
     assert re.search(r"file=probes/chat\.yaml,line=21,col=\d+::", run.stdout)
     notice = commands(run.stdout, "notice")
-    assert len(notice) == 1 and "more finding(s) not annotated here" in notice[0]
+    assert len(notice) == 1 and "more findings not annotated here" in notice[0]
     assert "litmus-report/litmus.sarif" in notice[0]
     assert run.outputs["comment-url"] == "" and run.outputs["verdict"] == "failed"
     assert run.summary.strip() and (workspace / "litmus-report" / "litmus.sarif").is_file()

@@ -91,7 +91,7 @@ def test_an_explicit_config_path_must_exist(tmp_path):
     ("judge:\n  provider: openai\n", "judge.model is required", "litmus.yaml:2:13"),
     ("judge:\n  model: x\n", "judge.provider is required", "litmus.yaml"),
     ("judge:\n  provider: openai\n  model: x\n  threshold: 120\n", "number from 0 to 100", "litmus.yaml:4:14"),
-    ("judge:\n  provider: openai\n  model: x\n  concurrency: 0\n", "whole number >= 1", "litmus.yaml:4:16"),
+    ("judge:\n  provider: openai\n  model: x\n  concurrency: 0\n", "whole number from 1 to 1,000", "litmus.yaml:4:16"),
     ("judge:\n  provider: openai\n  model: x\n  escalation: {band: 5}\n", "judge.escalation takes", "litmus.yaml:4:15"),
     ("judge: [\n", "cannot read config", "litmus.yaml:2:1"),
 ])

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from report_fixtures import RESULTS
 
 from litmus.cli import main
@@ -53,3 +55,13 @@ def test_write_reports_api(result, tmp_path):
     paths = write_reports(result, tmp_path / "out", ["junit", "html"])
     assert paths == {"junit": tmp_path / "out" / "junit.xml", "html": tmp_path / "out" / "report.html"}
     assert all(p.stat().st_size > 0 for p in paths.values())
+
+
+def test_report_run_demo_and_the_action_write_to_the_same_default_folder(tmp_path, monkeypatch):
+    """One default, litmus-report/: `litmus report` once wrote litmus-reports/ beside run's litmus-report/."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", str(RESULTS), "--format", "markdown"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["litmus-report"]
+    assert (tmp_path / "litmus-report" / "comment.md").exists()
+    action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())
+    assert action["inputs"]["output-dir"]["default"] == "litmus-report"

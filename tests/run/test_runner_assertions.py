@@ -142,7 +142,7 @@ def test_schema_reports_every_violation_sorted_by_path():
     out = evaluate(check("schema", schema=SCHEMA), {"items": [{"price": "1"}, {"price": 2}, {"price": None}] * 4})
     assert out.status == "failed"
     assert mismatches(out) == [
-        ("$", "'total' is a required property"),
+        ("$", 'missing required property "total"'),
         ("$.items[0].price", 'expected number, got string "1"'),
         ("$.items[2].price", "expected number, got null"),
         ("$.items[3].price", 'expected number, got string "1"'),

@@ -126,7 +126,7 @@ def test_quiet_passing_run_and_fail_on(project, capsys):
     (["--suite", "Nope"], "no suite named 'Nope'; suites: Orders"),
     (["--flow", "Nope"], "no flow named 'Nope'; flows: Ask"),
     (["--format", "pdf"], "unknown report format 'pdf'"),
-    ([], "no base URL for suite(s) 'Orders'"),
+    ([], "no base URL for suite 'Orders'"),
 ])
 def test_usage_errors_exit_2(project, capsys, argv, message):
     assert main(["run", *argv] + (["--base-url", "http://x"] if argv else [])) == 2
@@ -166,7 +166,7 @@ def test_console_colors_only_on_a_tty_without_no_color_and_groups_on_github(proj
     gha = io.StringIO()
     Console(gha, io.StringIO(), environ={"GITHUB_ACTIONS": "true"}).report(result)
     lines = gha.getvalue().splitlines()
-    assert lines[0] == "::group::Orders: 2 finding(s)" and lines[3] == "::endgroup::"
+    assert lines[0] == "::group::Orders: 2 findings" and lines[3] == "::endgroup::"
 
 
 SLOW_SUITE = """\

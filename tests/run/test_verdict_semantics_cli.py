@@ -76,8 +76,10 @@ def test_without_a_judge_llm_assertions_fail_their_suite_saying_how_many_and_why
     write(project, "polite.yaml", POLITE)
     done = litmus(project, "run", "--base-url", target.base_url)
     assert done.returncode == 1
-    reason = "3 LLM-based assertions were not evaluated: no judge configured"
-    assert reason in done.stdout  # the default terminal output says it
+    reason = ("3 LLM-based assertions were not evaluated: no judge configured: add a judge: block to litmus.yaml (or "
+              "--judge-provider / LITMUS_JUDGE_PROVIDER) and set its API key variable, or replay recorded verdicts "
+              "with --judge-provider replay; --no-judge runs deterministic checks only (docs/judges.md)")
+    assert reason in done.stdout  # the default terminal output says it, with the ways to a judge
     assert done.stdout.splitlines()[-1].startswith("FAILED: 0 of 1 suite passed")
     suite = results(project).suites[0]
     assert (suite.verdict, suite.reason, suite.pass_rate) == ("failed", reason, 100.0)
@@ -134,7 +136,7 @@ def test_filters_leave_other_suites_out_of_every_output_and_a_filter_matching_no
     for argv in (["--flow", "Nope"], ["--suite", "Nope"], both_named):
         refused = litmus(project, "run", "--base-url", target.base_url, *argv)
         assert refused.returncode == 2, argv
-        assert "Nope" in refused.stderr or "'Polite' have no flow named 'Status'" in refused.stderr
+        assert "Nope" in refused.stderr or "suite 'Polite' has no flow named 'Status'" in refused.stderr
 
 
 JUDGED_WITH_INTENT = """\
@@ -244,4 +246,4 @@ def test_merged_shards_keep_the_runners_verdict_on_unevaluated_checks(project, t
     assert done.returncode == 0, done.stderr
     suite = load_results(project / "merged.json").suites[0]
     assert (suite.verdict, suite.pass_rate) == ("failed", 100.0)
-    assert suite.reason == "12 LLM-based assertions were not evaluated: no judge configured"
+    assert suite.reason.startswith("12 LLM-based assertions were not evaluated: no judge configured: add a judge: ")

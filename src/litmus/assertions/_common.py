@@ -10,7 +10,7 @@ from typing import Any, get_args
 from litmus.deadline import Deadline
 from litmus.model import Assertion
 from litmus.results import AssertionOutcome, AssertionStatus, JudgeSkip, Mismatch
-from litmus.text import MARK, clip
+from litmus.text import MARK, clip, count
 
 # A mismatch's `actual` may be a whole response object: past this many characters of JSON it is
 # recorded as a cut string instead, so results stay small.
@@ -114,7 +114,7 @@ def describe(value: Any) -> str:
     if kind == "null":
         return "null"
     if kind == "array":
-        return f"array of {len(value)} item{'s' if len(value) != 1 else ''}"
+        return f"array of {count(len(value), 'item')}"
     if kind == "object":
         return f"object {show(value)}"
     return f"{kind} {show(value)}"

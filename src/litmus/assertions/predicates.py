@@ -33,6 +33,7 @@ from litmus.assertions._common import (
 )
 from litmus.assertions.base import FieldSpec
 from litmus.deadline import Deadline
+from litmus.text import with_article
 
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -301,7 +302,7 @@ def check_nodes(assertion, predicate: Predicate, nodes: list[tuple[str, Any]], *
     if predicate.key == "exists":
         wanted = bool(predicate.operand) != predicate.negated
         if wanted and not nodes:
-            return failed(assertion, [mismatch(where, f"a {noun}", None, missing)])
+            return failed(assertion, [mismatch(where, with_article(noun), None, missing)])
         if not wanted and nodes:
             return failed(assertion, [
                 mismatch(path, f"no {noun}", value, f"expected no {noun} here, found {show(value)}")

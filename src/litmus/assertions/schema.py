@@ -2,12 +2,14 @@
 
 import json
 import os
+import re
 from urllib.parse import unquote, urlsplit
 
 from litmus.assertions._common import describe, errored, failed, mismatch, passed, show
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.response import BodyNotJSON
+from litmus.text import clip, count
 
 SPEC = AssertionSpec(
     type="schema",
@@ -40,21 +42,70 @@ def evaluate(assertion, ctx):
         return errored(assertion, f"schema $ref cannot be resolved: {exc}")
     if not errors:
         return passed(assertion, "body validates against the schema")
-    return failed(assertion, [
-        mismatch(format_path(e.absolute_path), e.validator_value, e.instance, _reason(e)) for e in errors
-    ])
+    # One mismatch per path and reason: `required` fails once per missing name, and the reason names them all.
+    found = {(format_path(e.absolute_path), _reason(e)): e for e in errors}
+    return failed(assertion, [mismatch(path, e.validator_value, e.instance, reason)
+                              for (path, reason), e in found.items()])
 
 
 def _reason(error) -> str:
-    if error.validator == "type":
-        kinds = error.validator_value
-        wanted = " or ".join(kinds) if isinstance(kinds, list) else kinds
-        return f"expected {wanted}, got {describe(error.instance)}"
-    if error.validator == "enum":
-        return f"expected one of {show(error.validator_value)}, got {describe(error.instance)}"
-    if error.validator == "const":
-        return f"expected {show(error.validator_value)}, got {describe(error.instance)}"
-    return error.message
+    """What the value at the error's path fails, in words, with JSON values (jsonschema's own messages
+    show Python reprs: `[{'title': 'x'}] is too short`), cut to one line."""
+    return clip(_sentence(error), REASON_LIMIT)
+
+
+def _sentence(error) -> str:
+    keyword, wanted, value = error.validator, error.validator_value, error.instance
+    got = describe(value)
+    if keyword == "type":
+        return f"expected {' or '.join(wanted) if isinstance(wanted, list) else wanted}, got {got}"
+    if keyword == "enum":
+        return f"expected one of {show(wanted)}, got {got}"
+    if keyword == "const":
+        return f"expected {show(wanted)}, got {got}"
+    if keyword == "required":
+        missing = [name for name in wanted if isinstance(value, dict) and name not in value]
+        return f"missing required {'property' if len(missing) == 1 else 'properties'} {', '.join(map(show, missing))}"
+    if keyword in ("additionalProperties", "unevaluatedProperties") and wanted is False:
+        extra = [name for name in value if name not in error.schema.get("properties", {})
+                 and not any(re.search(pattern, name) for pattern in error.schema.get("patternProperties", {}))]
+        return f"unexpected {'property' if len(extra) == 1 else 'properties'} {', '.join(map(show, extra))}"
+    if keyword in _SIZES:
+        bound, noun, plural = _SIZES[keyword]
+        return f"expected {bound} {count(wanted, noun, plural)}, got {len(value)}"
+    if keyword in _BOUNDS:
+        return f"expected {_BOUNDS[keyword]} {show(wanted)}, got {got}"
+    if keyword == "multipleOf":
+        return f"expected a multiple of {show(wanted)}, got {got}"
+    if keyword == "pattern":
+        return f"expected a string matching {show(wanted)}, got {got}"
+    if keyword == "format":
+        return f"expected a valid {wanted}, got {got}"
+    if keyword == "uniqueItems":
+        return f"expected unique items, got {got} with repeats"
+    if keyword in ("anyOf", "oneOf") and error.context:
+        return f"matches none of the {len(wanted)} schemas of {keyword}, got {got}"
+    if keyword == "oneOf":
+        return f"matches more than one of the {len(wanted)} schemas of oneOf, got {got}"
+    if keyword == "contains":
+        return f"expected an item matching {show(wanted)}, got {got}"
+    if keyword == "not":
+        return f"must not match {show(wanted)}, got {got}"
+    if keyword is None or wanted is False:
+        return f"no value is allowed here, got {got}"
+    return f"fails {keyword} {show(wanted)}, got {got}"
+
+
+# A reason is one line of the terminal and the PR comment; the values stay whole in the mismatch.
+REASON_LIMIT = 300
+# Size keywords: (bound, noun, plural), as in "expected at least 1 item, got 0".
+_SIZES = {
+    "minItems": ("at least", "item", None), "maxItems": ("at most", "item", None),
+    "minLength": ("at least", "character", None), "maxLength": ("at most", "character", None),
+    "minProperties": ("at least", "property", "properties"), "maxProperties": ("at most", "property", "properties"),
+}
+_BOUNDS = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+           "exclusiveMaximum": "less than"}
 
 
 # Validators built once per distinct schema of a loaded suite: a file by its resolved path, an inline schema by

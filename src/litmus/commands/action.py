@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import math
 import os
 import re
 import sys
@@ -72,12 +71,14 @@ from litmus.github.wait import NotReady, wait_until_ready
 from litmus.github.workflow import WorkflowCommands
 from litmus.load.run_vars import assignment_lines
 from litmus.merge import MergeError, merge
+from litmus.numbers import parse_number
 from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
 from litmus.pipeline import write_outputs as write_reports
 from litmus.report.options import check_sarif_category
-from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.results import DEFAULT_OUT, OutputError, ResultsError, RunResult, check_output_dir, load_results
 from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
+from litmus.text import count
 from litmus.trust import FORK_CODE_INPUT, Trust, origin
 from litmus.verdict import conclusion as conclusion_of
 from litmus.verdict import exit_code
@@ -153,7 +154,7 @@ class ActionInputs:
             changed_only=read_bool_input(environ, "changed-only", False),
             shard=_shard(read_input(environ, "shard")),
             merge=tuple(read_input(environ, "merge").split()),
-            output_dir=read_input(environ, "output-dir", "litmus-report"),
+            output_dir=read_input(environ, "output-dir", DEFAULT_OUT),
             wait_for=read_input(environ, "wait-for"),
             wait_timeout=_seconds(read_input(environ, "wait-timeout", "300")),
             github_token=read_input(environ, "github-token"),
@@ -206,13 +207,9 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _seconds(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= MAX_WAIT_TIMEOUT_S):
-        raise InputError(f"input 'wait-timeout' must be a number of seconds from 0 to {MAX_WAIT_TIMEOUT_S} "
-                         f"(6 hours, a job's limit); got {text!r}")
-    return value
+        return parse_number(text, whole=False, low=0, high=MAX_WAIT_TIMEOUT_S, unit="seconds")
+    except ValueError as exc:
+        raise InputError(f"input 'wait-timeout': {exc} (6 hours, a job's limit)") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -448,7 +445,7 @@ class _Action:
                              "running every suite")
             return suites
         touched = suites_touched(suites, changed)
-        self.out.log(f"changed-only: {len(touched)} of {len(suites)} suite(s) touched by this PR")
+        self.out.log(f"changed-only: {len(touched)} of {count(len(suites), 'suite')} touched by this PR")
         if not touched:
             self.out.warning(f"Litmus: {NOTHING_CHECKED}: the check run is neutral and the verdict failed (nothing "
                              "passes unchecked); the step does not fail for it")
@@ -577,8 +574,8 @@ class _Action:
         if not (self.inputs.check_run and self.client and sha):
             return None
         failed = sum(1 for s in result.suites if s.verdict == "failed")
-        title = (f"{failed} of {len(result.suites)} suite(s) failed" if failed
-                 else f"{len(result.suites)} suite(s) passed")
+        title = (f"{failed} of {count(len(result.suites), 'suite')} failed" if failed
+                 else f"{count(len(result.suites), 'suite')} passed")
         conclusion = conclusion_of(result, self.inputs.fail_on, unproven=bool(self.unproven_results))
         if result.baseline is not None:
             title = headline(result.baseline)
@@ -597,7 +594,8 @@ class _Action:
         except GitHubAPIError as exc:
             self._api_warning("could not publish the Litmus check run; annotating through the log instead", exc)
             return None
-        self.out.log(f"check run {check.url}: {len(selected)} annotation(s) in {check.requests} request(s)")
+        self.out.log(f"check run {check.url}: {count(len(selected), 'annotation')} in "
+                     f"{count(check.requests, 'request')}")
         return check.url
 
     def _annotate_in_log(self, selected: list[Annotation], paths: dict[str, Path]) -> None:
@@ -606,8 +604,9 @@ class _Action:
             self.out.annotate(finding.level, finding.message, file=finding.file, line=finding.line,
                               col=finding.column, title=finding.title)
         if omitted:
-            self.out.notice(f"{omitted} more finding(s) not annotated here (GitHub shows 10 errors and 10 warnings "
-                            f"per step): see {self._relative(paths['sarif'])} and the PR comment or job summary")
+            self.out.notice(f"{count(omitted, 'more finding')} not annotated here (GitHub shows 10 errors and 10 "
+                            f"warnings per step): see {self._relative(paths['sarif'])} and the PR comment or job "
+                            "summary")
 
     def _publish_comment(self, paths: dict[str, Path]) -> str | None:
         if not (self.inputs.comment and self.pr and self.client):

@@ -25,9 +25,10 @@ import os
 import sys
 from pathlib import Path
 
-from litmus.commands.run import DEFAULT_OUT, FAIL_ON
+from litmus.commands.run import FAIL_ON
 from litmus.demo.run import run_demo
 from litmus.report.options import add_sarif_category_argument
+from litmus.results import DEFAULT_OUT
 
 DEFAULT_PROBES = "probes/"
 

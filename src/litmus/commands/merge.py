@@ -23,6 +23,7 @@ from pathlib import Path
 
 from litmus.merge import MergeError, merge
 from litmus.results import ResultsError, load_results, write_results
+from litmus.text import count
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"litmus merge: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     runs = sum(len(suite.flow_runs) for suite in merged.suites)
-    print(f"merged {len(documents)} results: {len(merged.suites)} suites, {runs} flow runs, "
+    print(f"merged {len(documents)} results: {count(len(merged.suites), 'suite')}, {count(runs, 'flow run')}, "
           f"verdict {merged.verdict} -> {args.output}")
     return 0

@@ -27,15 +27,15 @@ from pathlib import Path
 from litmus.load import repo_root
 from litmus.report import FORMATS, UnknownFormat, check_formats, render, write_reports
 from litmus.report.options import add_sarif_category_argument
-from litmus.results import OutputError, ResultsError, check_output_dir, load_results
+from litmus.results import DEFAULT_OUT, OutputError, ResultsError, check_output_dir, load_results
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", type=Path, help="a results.json written by `litmus run` or `litmus merge`")
     parser.add_argument("--format", "-f", default=",".join(FORMATS),
                         help=f"comma-separated formats (default: all of {','.join(FORMATS)})")
-    parser.add_argument("--out", "-o", type=Path, default=Path("litmus-reports"),
-                        help="directory to write the reports into (default: litmus-reports)")
+    parser.add_argument("--out", "-o", type=Path, default=Path(DEFAULT_OUT),
+                        help=f"directory to write the reports into (default: {DEFAULT_OUT}/)")
     parser.add_argument("--stdout", action="store_true", help="print the one chosen format instead of writing files")
     parser.add_argument("--repository", help="owner/name, for links to probe lines (default: from the results)")
     parser.add_argument("--server-url", help="e.g. https://github.com (default: from the results)")

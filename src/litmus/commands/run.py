@@ -52,15 +52,21 @@ from litmus.config import add_config_arguments
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
 from litmus.load.run_vars import base_url_override, run_vars
+from litmus.numbers import number_argument as _number
 from litmus.report.options import add_sarif_category_argument
-from litmus.results import ResultsError, load_results
+from litmus.results import DEFAULT_OUT, ResultsError, load_results
 from litmus.trust import Trust, never_resolves
 
 if TYPE_CHECKING:
     from litmus.trust import Trust
 
 FAIL_ON = ("suite", "assertion", "new", "never")
-DEFAULT_OUT = "litmus-report"
+# Beyond these a value is a typo, not a setting: threads, one step's time (a job's 6-hour limit), a body held
+# in memory, reconnections of one request.
+MAX_CONCURRENCY = 1_000
+MAX_TIMEOUT_MS = 6 * 3600 * 1000
+MAX_BODY_BYTES = 1024 ** 3
+MAX_TRANSPORT_RETRIES = 100
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="report formats, comma-separated or repeated: sarif, junit, markdown, html, summary "
                              "(default: all)")
     add_sarif_category_argument(parser)
-    parser.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+    parser.add_argument("--concurrency", type=_number(whole=True, low=1, high=MAX_CONCURRENCY), default=4, metavar="N",
                         help="flow runs executed at once (default: 4)")
     parser.add_argument("--suite", action="append", default=[], metavar="NAME",
                         help="run only this suite (repeatable)")
@@ -99,13 +105,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "unchanged or fixed (docs/baseline.md)")
     parser.add_argument("--shard", type=_shard, metavar="K/N",
                         help="run only the K-th of N balanced, stable slices of the flow runs (1 <= K <= N)")
-    parser.add_argument("--timeout-ms", type=_positive_float, default=30_000, metavar="MS",
+    parser.add_argument("--timeout-ms", default=30_000, metavar="MS",
+                        type=_number(whole=False, low=0, above_low=True, high=MAX_TIMEOUT_MS, unit="milliseconds"),
                         help="per-step timeout where a step sets no timeout_ms (default: 30000); it bounds the "
                              "whole exchange: connecting, headers, redirects and body")
-    parser.add_argument("--max-body-bytes", type=_positive, default=10 * 1024 * 1024, metavar="BYTES",
+    parser.add_argument("--max-body-bytes", type=_number(whole=True, low=1, high=MAX_BODY_BYTES),
+                        default=10 * 1024 * 1024, metavar="BYTES",
                         help="response bodies are read up to this size, then marked truncated; a stream (stream:) cut "
                              "there is an error (default: 10 MiB)")
-    parser.add_argument("--transport-retries", type=_non_negative, default=0, metavar="N",
+    parser.add_argument("--transport-retries", type=_number(whole=True, low=0, high=MAX_TRANSPORT_RETRIES), default=0,
+                        metavar="N",
                         help="retry connection failures of idempotent requests N times (default: 0); "
                              "a failed assertion is never retried (use a step's retry: for polling). "
                              "Without it too, an idempotent request that met a pooled connection the server had "
@@ -275,28 +284,4 @@ def _shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return value
 
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not positive")
-    return value

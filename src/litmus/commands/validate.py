@@ -37,6 +37,7 @@ from litmus.config import resolve_config
 from litmus.decisions import workspace_decisions
 from litmus.errors import ProbeError
 from litmus.load import load_suites, repo_root
+from litmus.text import count
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -79,19 +80,19 @@ def run(args: argparse.Namespace) -> int:
     errors = [d for d in diagnostics if d.severity == "error"]
     warnings = [d for d in diagnostics if d.severity == "warning"]
     if errors or result is None:
-        summary = f"{_count(len(errors), 'error')}, {_count(len(warnings), 'warning')}: FAILED"
+        summary = f"{count(len(errors), 'error')}, {count(len(warnings), 'warning')}: FAILED"
         return _report(args.format, diagnostics, summary, ok=False)
     suites = result.suites
     flows = [flow for suite in suites for flow in suite.flows]
     assertions = sum(len(step.assertions) for flow in flows for step in flow.steps)
-    summary = f"{_count(len(suites), 'suite')}, {_count(len(flows), 'flow')}, {_count(assertions, 'assertion')}"
+    summary = f"{count(len(suites), 'suite')}, {count(len(flows), 'flow')}, {count(assertions, 'assertion')}"
     if config_path is not None:
         summary += f", config {config_path.name}"
     if decisions.sources:
-        summary += f", {_count(len(decisions.decisions), 'decision')}"
+        summary += f", {count(len(decisions.decisions), 'decision')}"
     summary += ": OK"
     if warnings:
-        summary += f" ({_count(len(warnings), 'warning')})"
+        summary += f" ({count(len(warnings), 'warning')})"
     return _report(args.format, warnings, summary, ok=True)
 
 
@@ -104,7 +105,3 @@ def _report(fmt: str, diagnostics: list, summary: str, *, ok: bool) -> int:
             print(diagnostic.render(), file=sys.stderr)
         print(summary)
     return 0 if ok else 2
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

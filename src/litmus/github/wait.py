@@ -18,6 +18,7 @@ import requests
 
 from litmus import net
 from litmus.deadline import Deadline, clock
+from litmus.text import count
 
 
 class NotReady(Exception):
@@ -54,7 +55,7 @@ def wait_until_ready(
                     if 200 <= response.status_code < 300:
                         waited = clock() - start
                         log(f"{url} is ready (HTTP {response.status_code}) after {waited:.1f}s, "
-                            f"{attempt} attempt(s)")
+                            f"{count(attempt, 'attempt')}")
                         return waited
                 except net.RequestRefused as exc:
                     raise NotReady(f"{url} will not be ready: {exc}") from None

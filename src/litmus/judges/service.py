@@ -51,6 +51,7 @@ from litmus.load import repo_root
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
 from litmus.run.flow import deterministic_intent
 from litmus.run.redact import Redactor
+from litmus.text import count
 from litmus.trust import Trust
 
 if TYPE_CHECKING:
@@ -448,7 +449,7 @@ class JudgeService:
         tracked = len(self._verdicts.ignored) + len(self._embeddings.ignored)
         notes = [self.cache_note] if self.cache_note else []
         if tracked:
-            notes.append(f"{tracked} judge cache entr{'y' if tracked == 1 else 'ies'} in {self.config.cache} tracked "
+            notes.append(f"{count(tracked, 'judge cache entry', 'judge cache entries')} in {self.config.cache} tracked "
                          "by git not read: a committed cache entry could decide a verdict without the judge, so "
                          "those are judged again (keep the cache out of the repository, e.g. in .gitignore, and "
                          "restore it with actions/cache)")

@@ -27,7 +27,7 @@ from litmus.load.known_valid import known_valid
 from litmus.load.source import SourceError, read_yaml
 from litmus.load.suite import SuiteBuilder
 from litmus.model import Suite
-from litmus.text import did_you_mean
+from litmus.text import count, did_you_mean
 from litmus.trust import Trust
 
 SUFFIXES = (".yaml", ".yml")
@@ -129,7 +129,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     known_valid.save()
     if not suites and not collector.errors:
         where = ", ".join(str(p) for p in paths)
-        what = (f"{_plural(len(found), 'YAML file')}, none with a top-level 'suite:'" if found
+        what = (f"{count(len(found), 'YAML file')}, none with a top-level 'suite:'" if found
                 else "no .yaml or .yml files")
         collector.error(Span(Position(_display(Path(paths[0]), root) if paths else ".", 1, 1)),
                         f"no probe suite found in {where} ({what}); nothing would be checked")
@@ -156,10 +156,6 @@ def _resolve_probe_file(path: Path, display: str, root: Path, boundaries: list[t
         return files.resolve_named(path, shown=display)
     inside = next((bound for named, bound in boundaries if path.is_relative_to(named)), root)
     return files.resolve_found(path, inside, shown=display)
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _top_level_is_list(path: Path) -> bool:

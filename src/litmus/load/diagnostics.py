@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from litmus.errors import Diagnostic, Position, Severity
@@ -22,6 +23,8 @@ class Collector:
         self.diagnostics: list[Diagnostic] = []
         self._lines: dict[str, list[str]] = {}
         self._seen: set[tuple[Severity, Position, str]] = set()
+        # Per group (one unset variable): the index of its one diagnostic, its message and where it is used.
+        self._groups: dict[object, tuple[int, str, list[Position]]] = {}
 
     def add_source(self, path: str, text: str) -> None:
         self._lines[path] = text.splitlines()
@@ -42,13 +45,26 @@ class Collector:
     def warning(self, span: Span, message: str) -> None:
         self.add("warning", span, message)
 
-    def add(self, severity: Severity, span: Span, message: str) -> None:
+    def add(self, severity: Severity, span: Span, message: str, group: object = None) -> None:
+        """Record a problem. Problems of one `group` (the uses of one unset variable) are one diagnostic, at
+        the first use, saying how many uses there are: three variables unset are three messages, not nine."""
         # The same request template can be checked once per step it is merged into (defaults):
         # report each problem once.
         key = (severity, span.pos, message)
         if key in self._seen:
             return
         self._seen.add(key)
+        if group is not None and group in self._groups:
+            index, first_message, uses = self._groups[group]
+            if span.pos not in uses:
+                uses.append(span.pos)
+                first = uses[0]
+                self.diagnostics[index] = dataclasses.replace(
+                    self.diagnostics[index],
+                    message=f"{first_message} ({len(uses)} uses; the first at {first.path}:{first.line})")
+            return
+        if group is not None:
+            self._groups[group] = (len(self.diagnostics), message, [span.pos])
         lines = self._lines.get(span.pos.path)
         line = lines[span.pos.line - 1] if lines and 0 < span.pos.line <= len(lines) else None
         self.diagnostics.append(Diagnostic(severity, message, span.pos, span.length, line))

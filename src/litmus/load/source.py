@@ -117,10 +117,7 @@ def _compose(text: str, display: str) -> tuple[yaml.Node | None, bool]:
         has_aliases = _check_events(text, display)
         return yaml.compose(text, Loader=_Loader), has_aliases
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise SourceError(Span(Position(display, line, column), 1), f"invalid YAML: {message}") from None
+        raise _marked_error(exc, display) from None
     except yaml.reader.ReaderError as exc:
         raise SourceError(_span_at(text, exc.position, display),
                           f"invalid YAML: character {exc.character!r} is not allowed") from None
@@ -128,6 +125,23 @@ def _compose(text: str, display: str) -> tuple[yaml.Node | None, bool]:
         raise SourceError(Span(Position(display, 1, 1)), f"invalid YAML: {exc}") from None
     except RecursionError:
         raise SourceError(Span(Position(display, 1, 1)), f"invalid YAML: nested deeper than {MAX_DEPTH}") from None
+
+
+def _marked_error(exc: yaml.MarkedYAMLError, display: str) -> SourceError:
+    """PyYAML's error at its most useful place. A quote left open is found only where the scanner runs out
+    (the end of the file, or a `---` line): that is reported as where it gave up, and the error points at the
+    opening quote, which is what needs fixing."""
+    start, end = exc.context_mark, exc.problem_mark
+    if (exc.context == "while scanning a quoted scalar" and start and end
+            and exc.problem and exc.problem.startswith("found unexpected")):
+        met = "the end of the file" if "end of stream" in exc.problem else "a document marker (--- or ...)"
+        return SourceError(Span(Position(display, start.line + 1, start.column + 1), 1),
+                           f"invalid YAML: this quoted string is never closed (the scanner looked for its closing "
+                           f"quote up to {display}:{end.line + 1}:{end.column + 1}, {met})")
+    mark = end or start
+    message = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    return SourceError(Span(Position(display, line, column), 1), f"invalid YAML: {message}")
 
 
 def _check_events(text: str, display: str) -> bool:

@@ -42,7 +42,7 @@ from litmus.model import (
     SuiteJudge,
 )
 from litmus.templating import TEMPLATE
-from litmus.text import did_you_mean
+from litmus.text import did_you_mean, with_article
 from litmus.trust import Trust
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
@@ -645,8 +645,8 @@ class SuiteBuilder:
             return None
         own = tuple(spec.fields)
         hints = predicates.OTHER_SPELLINGS if "not" in spec.fields else None
-        f = Fields(item, f"a {spec.type} assertion", COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own, self.c,
-                   hints=hints)
+        f = Fields(item, with_article(f"{spec.type} assertion"), COMMON_ASSERTION_KEYS + LLM_ASSERTION_KEYS + own,
+                   self.c, hints=hints)
         misspelt = not f.ok  # unknown keys, reported with their suggestion
         f.raw("type")
         for key in LLM_ASSERTION_KEYS:
@@ -675,7 +675,7 @@ class SuiteBuilder:
             item = f.raw(key)
             if item is None:
                 if field_spec.required:
-                    f.error(f.item, f"a {spec.type} assertion needs '{key}' ({field_spec.doc})")
+                    f.error(f.item, f"{with_article(spec.type)} assertion needs '{key}' ({field_spec.doc})")
                 continue
             value = self.param(f, key, item, field_spec, scope, referenced)
             if value is not MISSING:
@@ -697,7 +697,8 @@ class SuiteBuilder:
                     or (rule == "at least" and not given):
                 where = f.item if not given else f.item.keys[given[1]]
                 got = "none" if not given else " and ".join(f"'{g}'" for g in given)
-                f.error(where, f"a {spec.type} assertion needs {rule} one of {', '.join(group)} (got {got})")
+                f.error(where,
+                        f"{with_article(spec.type)} assertion needs {rule} one of {', '.join(group)} (got {got})")
         if "not" in spec.fields and f.has("not"):
             negatable = {name for group in spec.exactly_one_of + spec.at_most_one_of for name in group}
             if not any(f.has(name) for name in negatable):

@@ -77,11 +77,20 @@ def check_templates(item: Item, scope: Scope, collector: Collector) -> None:
             if problem:
                 severity, message = problem
                 # Point at the template itself when it is written as is on the value's first line.
-                collector.add(severity, collector.narrow(item.span, text[ref.start:ref.end]), message)
+                collector.add(severity, collector.narrow(item.span, text[ref.start:ref.end]), message,
+                              group=_variable(ref))
         size = min_text_size(text, scope)
         if size > MAX_RENDERED_CHARS:
             collector.error(item.span, f"this string expands to at least {size} characters, more than the "
                                        f"{MAX_RENDERED_CHARS} a rendered string may have")
+
+
+def _variable(ref: Reference) -> tuple[str, str] | None:
+    """The environment or run variable a reference reads (`env.X` and `secrets.X` read the same one): its
+    problems are reported once, for all its uses."""
+    if ref.namespace not in ("env", "secrets", "vars"):
+        return None
+    return ("vars" if ref.namespace == "vars" else "env", ref.name.split(".", 1)[1])
 
 
 def _problem(ref: Reference, scope: Scope) -> tuple[str, str] | None:

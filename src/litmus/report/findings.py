@@ -38,7 +38,7 @@ from litmus.results import (
     StepResult,
     SuiteResult,
 )
-from litmus.text import clip
+from litmus.text import clip, count, noun_for
 
 TRANSPORT_ERROR = "transport_error"
 INTENT_EVALUATION = "intent_evaluation"
@@ -148,7 +148,7 @@ class Finding:
         if self.total_runs <= 1:
             return ""
         listed = ", ".join(str(i + 1) for i in self.runs)
-        return f"{len(self.runs)} of {self.total_runs} runs (run{'s' if len(self.runs) > 1 else ''} {listed})"
+        return f"{len(self.runs)} of {self.total_runs} runs ({noun_for(len(self.runs), 'run')} {listed})"
 
 
 def decide_commands(finding_id: str) -> tuple[str, str]:
@@ -272,10 +272,6 @@ class Verdict:
     text: str  # "1 of 2 suites failed", "1 suite passed with 3 findings", "all 2 suites passed"
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def run_verdict(result: RunResult, findings: list[Finding]) -> Verdict:
     """The one-line verdict every report heads with. It never contradicts the findings below it:
     suites that passed their pass_threshold with findings are "passed with N findings"."""
@@ -284,19 +280,19 @@ def run_verdict(result: RunResult, findings: list[Finding]) -> Verdict:
     if not suites:
         return Verdict("nothing", "nothing checked: no suite was selected")
     if failed:
-        return Verdict("failed", f"{failed} of {_plural(len(suites), 'suite')} failed")
+        return Verdict("failed", f"{failed} of {count(len(suites), 'suite')} failed")
     counted = "" if len(suites) == 1 else "all "
     if findings:
         return Verdict("passed_with_findings",
-                       f"{counted}{_plural(len(suites), 'suite')} passed with {_plural(len(findings), 'finding')}")
-    return Verdict("passed", f"{counted}{_plural(len(suites), 'suite')} passed")
+                       f"{counted}{count(len(suites), 'suite')} passed with {count(len(findings), 'finding')}")
+    return Verdict("passed", f"{counted}{count(len(suites), 'suite')} passed")
 
 
 def suite_verdict(suite: SuiteResult, findings: list[Finding]) -> str:
     """"failed", "passed", or "passed with 3 findings"."""
-    count = sum(f.suite is suite for f in findings)
-    if suite.verdict == "passed" and count:
-        return f"passed with {_plural(count, 'finding')}"
+    found = sum(f.suite is suite for f in findings)
+    if suite.verdict == "passed" and found:
+        return f"passed with {count(found, 'finding')}"
     return suite.verdict
 
 
@@ -516,7 +512,7 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
         notes.append("# *** is a value the results never hold (a credential or secret): put it in before running")
     if unnamed:
-        notes.append(f"# left out: {len(unnamed)} header(s) whose name is not a header name: "
+        notes.append(f"# left out: {count(len(unnamed), 'header')} whose name is not a header name: "
                      f"{_comment_text(', '.join(unnamed))}")
     if unsendable:
         notes.append(f"# left out, as curl cannot send them as recorded: {_comment_text(', '.join(unsendable))}")

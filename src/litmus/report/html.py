@@ -32,7 +32,7 @@ from litmus.report import plots
 from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
-from litmus.text import clip
+from litmus.text import clip, count
 
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
 JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
@@ -291,12 +291,12 @@ def render(result: RunResult, **options) -> str:
 # ---- header and suites ----
 
 def _header(result: RunResult, options: Options, findings: list[fd.Finding], verdict: fd.Verdict) -> Markup:
-    counts = [f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"]
+    counts = [count(len(findings), "finding")]
     counts += [f"{n} {word}" for kind, word in (("failed", "failed"), ("transport_error", "no response"),
                                                 ("error", "could not be evaluated"),
                                                 ("needs_review", "need human review"))
                if (n := sum(f.kind == kind for f in findings))]
-    counts.append(f"{sum(len(s.flow_runs) for s in result.suites)} flow runs")
+    counts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
     facts = []
     sha = options.sha or result.run.git_sha
     if sha:
@@ -329,7 +329,7 @@ def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> 
         name = link(suite.name, probe_url(result, options, suite.file, suite.line))
         cards.append(tag(
             "div", tag("h3", name), plots.badge(status, words), plots.pass_rate_bar(suite),
-            tag("p", f"{stats.runs_passed} of {stats.runs_total} flow runs passed = {suite.pass_rate:g}% "
+            tag("p", f"{stats.runs_passed} of {count(stats.runs_total, 'flow run')} passed = {suite.pass_rate:g}% "
                      f"(needs {suite.pass_threshold:g}%)", class_="muted"),
             tag("p", tag("code", suite.file), class_="muted"),
             class_="suite-card",

@@ -24,7 +24,7 @@ from litmus.report import findings as fd
 from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult
-from litmus.text import clip
+from litmus.text import clip, count
 
 MARKER = "<!-- litmus-report -->"
 COMMENT_LIMIT = 65_536
@@ -145,7 +145,7 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
 
 def _footer(remaining: int, options: Options) -> str:
     where = link("the report artifact", options.artifact_url)
-    return (f"\n---\n\n**{remaining} more finding{'s' if remaining != 1 else ''} not shown here** (size limit). "
+    return (f"\n---\n\n**{count(remaining, 'more finding')} not shown here** (size limit). "
             f"Every finding is in {where}: `results.json` and `junit.xml` (all), `report.html` and "
             "`litmus.sarif` (the first thousands).\n")
 
@@ -161,10 +161,9 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
         yield MARKER
     verdict = fd.run_verdict(result, findings)
     yield f"## {ICON[verdict.status]} Litmus: {verdict.text}"
-    facts = [f"**{len(findings)} finding{'s' if len(findings) != 1 else ''}**"]
-    facts += [f"{count} {KIND_WORDS[kind]}" for kind in KIND_WORDS
-              if (count := sum(f.kind == kind for f in findings))]
-    facts.append(f"{sum(len(s.flow_runs) for s in result.suites)} flow runs")
+    facts = [f"**{count(len(findings), 'finding')}**"]
+    facts += [f"{n} {KIND_WORDS[kind]}" for kind in KIND_WORDS if (n := sum(f.kind == kind for f in findings))]
+    facts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
     sha = options.sha or result.run.git_sha
     if sha:
         facts.append(f"commit {code(sha[:12])}")

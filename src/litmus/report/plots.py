@@ -12,7 +12,7 @@ import re
 
 from litmus.report.markup import Markup, esc, join, tag
 from litmus.results import FlowRunResult, SuiteResult, run_label, runs_per_flow
-from litmus.text import clip
+from litmus.text import clip, count
 
 # Shapes on a 16 x 16 grid: passed a tick in a circle, failed a cross in a square, error a triangle
 # with a bar, needs_review a diamond with an equals sign (undecided), skipped a dash in a circle.
@@ -108,9 +108,9 @@ def status_grid(runs: NamedRuns, flow: str) -> Markup:
             status = by_name.get(name, "skipped")
             title = f"{run_name}, {name}: {WORDS[status]}"
             parts.append(mark(status, label_width + column * cell + 9, y + 9, 14, title))
-    label = f"Status of each step in each of {len(runs)} flow runs of {flow}"
+    label = f"Status of each step in each of {count(len(runs), 'flow run')} of {flow}"
     svg = _svg(width, head + cell * len(shown) + 2, label, *parts)
-    caption = f"{len(runs)} flow runs × {len(steps)} steps"
+    caption = f"{count(len(runs), 'flow run')} × {count(len(steps), 'step')}"
     if len(shown) < len(runs):
         caption += f" (the first {len(shown)} drawn)"
     legend = join(badge(status) for status in ("passed", "failed", "error", "skipped"))
