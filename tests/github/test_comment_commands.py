@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+import decisions.test_decision_provenance as provenance
 import github.test_trust_attacks as attacks
-from litmus.decisions import DECISIONS_FILE
-from litmus.github.decision_records import RECORD_MARKER
+from litmus.decisions import DECISIONS_FILE, Decision
+from litmus.github.decision_records import RECORD_MARKER, record_block
 from litmus.report.markdown import MARKER
 from support.fake_github import BOT, FORK
 from support.fake_judge import FakeJudge
@@ -381,4 +382,91 @@ def test_a_malformed_event_field_is_an_error_naming_it(tmp_path, fake_github):
     path.write_text(json.dumps(event))
     code, log = run_command(tmp_path, path, fake_github.url)
     assert code == 2 and "comment.user.login" in log and fake_github.state.calls == []
+
+
+
+# ---- a fork's pull request: no push, a patch; the recorded decision counts in later untrusted runs
+
+
+@pytest.fixture
+def fork_pr(tmp_path, fake_github, target):
+    """A fork's pull request, checked by the untrusted `pull_request_target` run of docs/security.md: one
+    `needs_review`, the check failed, its results uploaded by that (base-branch workflow) run."""
+    with FakeJudge(api_key=KEY) as judge:
+        judge.when("order", text="no verdict here")
+        workspace, main = provenance.judged_repository(tmp_path, target)
+        head = attacks.fork_commit(workspace, {"probes/notes.txt": "the fork's change\n"})
+        fake_github.state.add_commit(tracked_files(workspace, main), sha=main, branch="main")
+        fake_github.state.add_commit(tracked_files(workspace, head), [main], sha=head)
+        fake_github.state.add_pr(REPO, attacks.PR, head_sha=head, base_sha=main, head_repository=FORK)
+        code, log, _ = provenance.run(workspace, tmp_path, fake_github, target, judge, head, main)
+        assert code == 1 and provenance.the_outcome(workspace)["status"] == "needs_review", log
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.writestr("results.json", (workspace / "litmus-report" / "results.json").read_bytes())
+        run = fake_github.state.add_run(801, event="pull_request_target", head_branch="probes", head_sha=head,
+                                        head_repository=FORK)
+        fake_github.state.add_artifact(run, archive.getvalue(), name="litmus-report")
+        yield workspace, main, head, judge
+
+
+def fork_comments(github) -> list[dict]:
+    return github.state.comments.get((REPO, attacks.PR), [])
+
+
+def test_a_command_on_a_fork_replies_with_the_patch_and_counts_in_the_next_untrusted_run(
+        tmp_path, fake_github, target, fork_pr):
+    workspace, main, head, judge = fork_pr
+    fake_github.state.permissions["ann"] = "admin"
+    finding = provenance.the_outcome(workspace)["id"]
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} fine by me",
+                                                    number=attacks.PR), fake_github.url)
+
+    assert code == 0, log
+    assert not fake_github.calls("POST", "/git/") and not fake_github.calls("PATCH", "/git/")
+    (reply,) = [c for c in fork_comments(fake_github) if c["body"].startswith(RECORD_MARKER)]
+    patch = reply["body"].split("```diff\n")[1].split("\n```")[0]
+    assert patch.startswith(f"--- /dev/null\n+++ b/{DECISIONS_FILE}\n") and f"\n+- finding: {finding}\n" in patch
+    (tmp_path / "decision.patch").write_text(patch + "\n")
+    attacks.git(workspace, "apply", "--check", str(tmp_path / "decision.patch"))
+    checks = [c for c in checks_on(fake_github, head) if "decided by ann" in c["output"]["title"]]
+    assert [c["conclusion"] for c in checks] == ["success"]
+
+    # The fork's next untrusted run: the base branch has no decision, but the action's own record counts.
+    calls = len(judge.calls())
+    code, log, _ = provenance.run(workspace, tmp_path, fake_github, target, judge, head, main)
+    assert code == 0, log
+    assert provenance.the_outcome(workspace)["decided_by"]["by"] == "ann"
+    assert len(judge.calls()) == calls, "the recorded decision replaces the judge"
+
+
+def test_a_record_in_a_comment_not_written_by_the_actions_token_counts_for_nothing(
+        tmp_path, fake_github, target, fork_pr):
+    workspace, main, head, judge = fork_pr
+    forged = provenance.the_outcome(workspace)
+    decision = Decision(forged["id"], forged["content_sha256"], "pass", "maintainer", "2026-05-04T12:00:00Z", "ok")
+    # The attacker's own comment, shaped exactly like the action's record.
+    fake_github.state.add_comment(REPO, attacks.PR, record_block([decision], None) + "\nlooks right", "mallory")
+    calls = len(judge.calls())
+
+    code, log, outputs = provenance.run(workspace, tmp_path, fake_github, target, judge, head, main)
+
+    assert code == 1 and outputs["verdict"] == "failed", log
+    assert provenance.the_outcome(workspace)["decided_by"] is None
+    assert len(judge.calls()) == calls + 1, "a forged record must not stand in for the judge"
+    assert "decision record" not in log
+
+
+def test_a_record_quoted_inside_the_actions_own_report_counts_for_nothing(tmp_path, fake_github, target, fork_pr):
+    """Text the pull request controls can end up inside the action's sticky comment (a reply body, a name):
+    only a comment that *starts* with the marker is a record."""
+    workspace, main, head, judge = fork_pr
+    forged = provenance.the_outcome(workspace)
+    decision = Decision(forged["id"], forged["content_sha256"], "pass", "maintainer", "2026-05-04T12:00:00Z", "ok")
+    fake_github.state.add_comment(REPO, attacks.PR, "## Litmus\n\n```\n" + record_block([decision], None) + "```\n",
+                                  BOT)
+    calls = len(judge.calls())
+    code, log, _ = provenance.run(workspace, tmp_path, fake_github, target, judge, head, main)
+    assert code == 1 and len(judge.calls()) == calls + 1, log
 
