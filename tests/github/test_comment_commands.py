@@ -470,3 +470,15 @@ def test_a_record_quoted_inside_the_actions_own_report_counts_for_nothing(tmp_pa
     code, log, _ = provenance.run(workspace, tmp_path, fake_github, target, judge, head, main)
     assert code == 1 and len(judge.calls()) == calls + 1, log
 
+
+
+def test_accept_references_is_parsed_and_permission_checked_but_answered_as_not_done_here(tmp_path, fake_github, pr):
+    """The reference planning (litmus.references) is merged separately; until the action carries it out, the
+    command is answered, never silently dropped, and changes nothing."""
+    fake_github.state.permissions.update({"ann": "write", "rita": "read"})
+    run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders", login="rita"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders"), fake_github.url)
+    refused, not_here = replies(fake_github)
+    assert "@rita nothing changed" in refused["plain"] and "'read'" in refused["plain"]
+    assert "@ann nothing changed" in not_here["plain"] and "litmus accept-references" in not_here["plain"]
+    assert fake_github.state.branches["probes"] == pr.head and len(fake_github.state.check_runs) == 1
