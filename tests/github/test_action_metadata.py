@@ -11,6 +11,9 @@ from jsonschema import Draft7Validator
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "schemas"
 WORKFLOWS = sorted((ROOT / "docs" / "workflows").glob("*.yml"))
+COMMANDS = ROOT / "docs" / "workflows" / "litmus-commands.yml"
+# The workflows that run probes (the commands workflow only decides on their results).
+PROBE_WORKFLOWS = [path for path in WORKFLOWS if path != COMMANDS]
 
 
 def validate(document, schema_name: str) -> list[str]:
@@ -35,7 +38,8 @@ def test_action_yml_declares_the_documented_interface():
         "probes", "base-url", "config", "judge-provider", "judge-model", "judge-base-url", "judge-api-key",
         "fail-on", "comment", "annotations", "changed-only", "shard", "output-dir", "wait-for", "wait-timeout",
         "github-token", "check-run", "merge", "vars", "baseline", "baseline-url", "baseline-artifact",
-        "allow-fork-code", "env-allow", "allowed-origins", "deployment-hosts", "sarif-category",
+        "allow-fork-code", "env-allow", "allowed-origins", "deployment-hosts", "sarif-category", "results-workflow",
+        "results-artifact",
     } == set(inputs)
     assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in inputs)  # kebab-case
     assert all(spec["description"] and "default" in spec for spec in inputs.values())
@@ -86,7 +90,7 @@ def test_lock_pins_every_runtime_dependency_exactly():
     assert all(re.fullmatch(r"\d+(\.\d+)*(\.post\d+)?", version) for version in pins.values())
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PROBE_WORKFLOWS, ids=lambda p: p.name)
 def test_documented_workflows_are_valid(path):
     workflow = yaml.safe_load(path.read_text("utf-8"))
     # PyYAML reads YAML 1.1, where the key `on` is the boolean True.
@@ -110,7 +114,25 @@ def test_documented_workflows_are_valid(path):
 def test_the_documented_workflows_exist():
     names = {p.name for p in WORKFLOWS}
     assert {"litmus-pull-request.yml", "litmus-deployment-status.yml", "litmus-sharded.yml",
-            "litmus-baseline.yml", "litmus-fork-pull-request.yml"} <= names
+            "litmus-baseline.yml", "litmus-fork-pull-request.yml", "litmus-commands.yml"} <= names
+
+
+def test_the_commands_workflow_runs_no_pull_request_code_with_the_least_permissions():
+    """docs/review.md: `issue_comment` runs with this repository's token for anyone's comment, so the job
+    checks out nothing, asks only for what a command does, takes new comments only and one at a time per PR."""
+    workflow = yaml.safe_load(COMMANDS.read_text("utf-8"))
+    workflow["on"] = workflow.pop(True)
+    assert validate(workflow, "github-workflow.json") == []
+    assert workflow["on"] == {"issue_comment": {"types": ["created"]}}
+    assert workflow["permissions"] == {"contents": "write", "issues": "write", "pull-requests": "read",
+                                       "checks": "write", "actions": "read"}
+    assert "github.event.issue.number" in workflow["concurrency"]["group"]
+    assert workflow["concurrency"]["cancel-in-progress"] is False  # a cancelled command would be lost
+    (job,) = workflow["jobs"].values()
+    uses = [step.get("uses", "") for step in job["steps"]]
+    assert not [u for u in uses if u.startswith("actions/checkout@")] and all("run" not in s for s in job["steps"])
+    (litmus,) = [step for step in job["steps"] if step.get("uses", "").startswith("litmus-lab/litmus@")]
+    assert set(litmus["with"]) <= set(action()["inputs"]) and litmus["with"]["results-workflow"]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)

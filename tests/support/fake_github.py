@@ -4,7 +4,9 @@ Serves `GET /user`, issue comments (list with `Link` pagination, create, update)
 update with appended annotations), a PR's files and the PRs of a commit (`deployment_status`); for the
 trust decision, the branches whose head is a commit and the comparison of two commits (from a git
 history the test sets, e.g. a real repository's through `load_git`), a collaborator's permission;
-workflow runs (listed, and one by id) and their artifacts (with the producing run and a digest). Tokens
+workflow runs (listed, and one by id) and their artifacts (with the producing run and a digest); for the
+comment commands, a pull request by number, a git object database (blobs, trees, commits, branch refs
+with a real fast-forward check on a non-forced update) and the contents of a file at a commit. Tokens
 map to users: a token in `pats` is a personal access token of that login (`GET /user` answers it);
 any other token behaves like the workflow's `GITHUB_TOKEN` (`GET /user` is 403, comments are
 authored by `github-actions[bot]`). `deny` makes chosen operations answer 403 like a fork PR's
@@ -19,12 +21,14 @@ Each violation is recorded in `state.violations`, and leaving the `with` block f
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,7 +93,8 @@ class FakeGitHubState:
     pr_files: dict[tuple[str, int], list[dict]] = field(default_factory=dict)
     # (repo, commit sha) -> the PRs `GET /repos/{repo}/commits/{sha}/pulls` lists (see `add_pull`)
     commit_pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
-    # Operation names answering 403: "comment-write", "check-write", "pr-files", "commit-pulls", "artifacts".
+    # Operation names answering 403: "comment-write", "check-write", "pr-files", "commit-pulls", "artifacts",
+    # "contents-write" (blobs and ref updates).
     deny: set[str] = field(default_factory=set)
     # Actions: workflow runs (newest first, as GitHub lists them), each run's artifacts, each artifact's zip
     # bytes; an artifact id in `gone` answers its download with 410 like an expired one.
@@ -105,6 +110,14 @@ class FakeGitHubState:
     permissions: dict[str, str] = field(default_factory=dict)
     # Route (its handler's name, e.g. "compare", "branches_where_head", "workflow_run") -> error status it answers.
     fail: dict[str, int] = field(default_factory=dict)
+    # (repo, number) -> the pull request `GET .../pulls/{number}` answers (see `add_pr`).
+    pulls: dict[tuple[str, int], dict] = field(default_factory=dict)
+    # The git object database: blob sha -> bytes, tree sha -> {path: blob sha} (flat), commit sha -> commit.
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    trees: dict[str, dict[str, str]] = field(default_factory=dict)
+    commits: dict[str, dict] = field(default_factory=dict)
+    # Route name -> what to do once, just before that route answers (e.g. push to a branch: a race).
+    before: dict[str, Callable[[], None]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     # Requests or responses that do not match GitHub's schema: each one fails the test.
     violations: list[str] = field(default_factory=list)
@@ -160,6 +173,51 @@ class FakeGitHubState:
                 seen.add(commit)
                 todo += self.parents.get(commit, [])
         return seen
+
+    def add_commit(self, files: dict[str, str | bytes], parents: list[str] = (), branch: str | None = None,
+                   message: str = "commit", sha: str | None = None) -> str:
+        """A commit whose tree holds `files` (path -> text or bytes), known to the compare endpoint too (`sha`:
+        the real commit it stands for); `branch`, when given, is moved to it."""
+        tree = {path: self._blob(data.encode() if isinstance(data, str) else data) for path, data in files.items()}
+        return self._commit(self._tree(tree), list(parents), message, branch, sha)
+
+    def files_at(self, sha: str) -> dict[str, bytes]:
+        return {path: self.blobs[blob] for path, blob in self.trees[self.commits[sha]["tree"]].items()}
+
+    def _blob(self, data: bytes) -> str:
+        sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        self.blobs[sha] = data
+        return sha
+
+    def _tree(self, entries: dict[str, str]) -> str:
+        sha = hashlib.sha1(json.dumps(sorted(entries.items())).encode()).hexdigest()
+        self.trees[sha] = dict(entries)
+        return sha
+
+    def _commit(self, tree: str, parents: list[str], message: str, branch: str | None = None,
+                sha: str | None = None) -> str:
+        sha = sha or hashlib.sha1(json.dumps([tree, parents, message, self.new_id()]).encode()).hexdigest()
+        self.commits[sha] = {"tree": tree, "parents": parents, "message": message}
+        self.parents[sha] = parents
+        if branch:
+            self.branches[branch] = sha
+        return sha
+
+    def add_pr(self, repo: str, number: int, *, head_sha: str, base_sha: str, head_ref: str = "probes",
+               head_repository: tuple[str, int] = REPOSITORY) -> dict:
+        """The pull request `GET /repos/{repo}/pulls/{number}` answers: its head (`head_ref` of
+        `head_repository`, at `head_sha`) and base (`main` at `base_sha`)."""
+        pull = copy.deepcopy(SHAPES["pull_request"])
+        pull.update({"number": number, "state": "open", "url": f"https://api.github.test/repos/{repo}/pulls/{number}",
+                     "html_url": f"https://github.test/{repo}/pull/{number}"})
+        full_name, repo_id = head_repository
+        pull["head"].update({"sha": head_sha, "ref": head_ref, "label": f"{full_name.split('/')[0]}:{head_ref}"})
+        pull["head"]["repo"].update({"id": repo_id, "full_name": full_name, "name": full_name.split("/")[1],
+                                     "fork": head_repository != REPOSITORY})
+        pull["head"]["repo"]["owner"]["login"] = full_name.split("/")[0]
+        pull["base"].update({"sha": base_sha, "ref": "main"})
+        self.pulls[(repo, number)] = pull
+        return pull
 
     def add_run(self, run_id: int, *, event: str = "push", head_branch: str = "main", head_sha: str | None = None,
                 path: str = WORKFLOW, conclusion: str = "success", head_repository: tuple[str, int] = REPOSITORY,
@@ -221,6 +279,16 @@ _ROUTES = [
     ("GET", r"^/repos/([^/]+/[^/]+)/compare/(.+)$", "compare", "GET /repos/{owner}/{repo}/compare/{basehead}"),
     ("GET", r"^/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission$", "permission",
      "GET /repos/{owner}/{repo}/collaborators/{username}/permission"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", "pull", "GET /repos/{owner}/{repo}/pulls/{pull_number}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", "contents", "GET /repos/{owner}/{repo}/contents/{path}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/git/ref/heads/(.+)$", "get_ref", "GET /repos/{owner}/{repo}/git/ref/{ref}"),
+    ("PATCH", r"^/repos/([^/]+/[^/]+)/git/refs/heads/(.+)$", "update_ref",
+     "PATCH /repos/{owner}/{repo}/git/refs/{ref}"),
+    ("GET", r"^/repos/([^/]+/[^/]+)/git/commits/([0-9a-f]+)$", "get_commit",
+     "GET /repos/{owner}/{repo}/git/commits/{commit_sha}"),
+    ("POST", r"^/repos/([^/]+/[^/]+)/git/blobs$", "create_blob", "POST /repos/{owner}/{repo}/git/blobs"),
+    ("POST", r"^/repos/([^/]+/[^/]+)/git/trees$", "create_tree", "POST /repos/{owner}/{repo}/git/trees"),
+    ("POST", r"^/repos/([^/]+/[^/]+)/git/commits$", "create_commit", "POST /repos/{owner}/{repo}/git/commits"),
     # Not GitHub's API: the storage host an artifact download redirects to (no schema to check).
     ("GET", r"^/_storage/(\d+)\.zip$", "storage_blob", ""),
 ]
@@ -255,6 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
                     elif name in self.state.fail:
                         status, payload, headers = _error(self.state.fail[name], "Server Error")
                     else:
+                        if name in self.state.before:
+                            self.state.before.pop(name)()
                         groups = [unquote(group) for group in match.groups()]
                         status, payload, headers = getattr(self, name)(*groups, query=query, body=body)
                     if operation and not isinstance(payload, bytes):
@@ -388,6 +458,7 @@ class _Handler(BaseHTTPRequestHandler):
     def list_workflow_runs(self, repo, query, body):
         runs = [r for r in self.state.workflow_runs
                 if r["head_branch"] == query.get("branch", r["head_branch"])
+                and r["head_sha"] == query.get("head_sha", r["head_sha"])
                 and (query.get("status") != "success" or r["conclusion"] == "success")]
         per_page, page = min(100, int(query.get("per_page", 30))), int(query.get("page", 1))
         return 200, {"total_count": len(runs), "workflow_runs": runs[(page - 1) * per_page: page * per_page]}, {}
@@ -435,13 +506,128 @@ class _Handler(BaseHTTPRequestHandler):
                     "total_commits": len(ahead - behind), "base_commit": {"sha": base_sha}}
         if status != "diverged":  # else the merge base is a common ancestor the fake does not work out
             compared["merge_base_commit"] = {"sha": base_sha if status == "ahead" else head_sha}
+        if {base_sha, head_sha} <= set(self.state.commits):
+            compared["files"] = self._changed_files(repo, base_sha, head_sha)
         return 200, minimal(schema, compared), {}
+
+    def _changed_files(self, repo: str, base_sha: str, head_sha: str) -> list[dict]:
+        before, after = (self.state.trees[self.state.commits[sha]["tree"]] for sha in (base_sha, head_sha))
+        changed = []
+        for path in sorted(set(before) | set(after)):
+            if before.get(path) == after.get(path):
+                continue
+            status = "added" if path not in before else "removed" if path not in after else "modified"
+            changed.append({"sha": after.get(path) or before[path], "filename": path, "status": status,
+                            "additions": 1, "deletions": 1, "changes": 2,
+                            "blob_url": f"https://github.test/{repo}/blob/{head_sha}/{path}",
+                            "raw_url": f"https://github.test/{repo}/raw/{head_sha}/{path}",
+                            "contents_url": f"https://api.github.test/repos/{repo}/contents/{path}?ref={head_sha}"})
+        return changed
 
     def permission(self, repo, login, query, body):
         schema = _operations()["GET /repos/{owner}/{repo}/collaborators/{username}/permission"]["responses"]["200"]
         permission = self.state.permissions.get(login, "read")
         return 200, minimal(schema["schema"], {"permission": permission, "role_name": permission,
                                                "user": {"login": login}}), {}
+
+
+    # --- Pull requests, contents and the git database (the comment commands)
+    def pull(self, repo, number, query, body):
+        pull = self.state.pulls.get((repo, int(number)))
+        if pull is None:
+            return _error(404, "Not Found")
+        # A branch of this repository: the head is wherever the branch is now (a push, a commit by the API).
+        if pull["head"]["repo"]["full_name"] == repo and pull["head"]["ref"] in self.state.branches:
+            pull["head"]["sha"] = self.state.branches[pull["head"]["ref"]]
+        return 200, pull, {}
+
+    def contents(self, repo, path, query, body):
+        ref = query.get("ref") or self.state.branches.get("main")
+        data = self.state.files_at(ref).get(path) if ref in self.state.commits else None
+        if data is None:
+            return _error(404, "Not Found")
+        blob = self._blob_of(ref, path)
+        links = f"https://api.github.test/repos/{repo}/contents/{path}?ref={ref}"
+        return 200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1],
+                     "path": path, "content": base64.encodebytes(data).decode("ascii"), "sha": blob,
+                     "url": links, "git_url": f"https://api.github.test/repos/{repo}/git/blobs/{blob}",
+                     "html_url": f"https://github.test/{repo}/blob/{ref}/{path}",
+                     "download_url": f"https://raw.github.test/{repo}/{ref}/{path}",
+                     "_links": {"git": f"https://api.github.test/repos/{repo}/git/blobs/{blob}",
+                                "html": f"https://github.test/{repo}/blob/{ref}/{path}", "self": links}}, {}
+
+    def _blob_of(self, commit: str, path: str) -> str:
+        return self.state.trees[self.state.commits[commit]["tree"]][path]
+
+    def _ref(self, repo: str, branch: str) -> dict:
+        sha = self.state.branches[branch]
+        return {"ref": f"refs/heads/{branch}", "node_id": f"REF_{branch}",
+                "url": f"https://api.github.test/repos/{repo}/git/refs/heads/{branch}",
+                "object": {"type": "commit", "sha": sha,
+                           "url": f"https://api.github.test/repos/{repo}/git/commits/{sha}"}}
+
+    def get_ref(self, repo, branch, query, body):
+        if branch not in self.state.branches:
+            return _error(404, "Not Found")
+        return 200, self._ref(repo, branch), {}
+
+    def update_ref(self, repo, branch, query, body):
+        if "contents-write" in self.state.deny:
+            return self._FORBIDDEN
+        if branch not in self.state.branches or body["sha"] not in self.state.commits:
+            return _error(422, "Reference does not exist")
+        # Like git: without `force`, only a fast-forward (the new commit descends from the branch's head).
+        if not body.get("force") and self.state.branches[branch] not in self.state.ancestors(body["sha"]):
+            return _error(422, "Update is not a fast forward")
+        self.state.branches[branch] = body["sha"]
+        return 200, self._ref(repo, branch), {}
+
+    def _git_commit(self, repo: str, sha: str) -> dict:
+        commit = self.state.commits[sha]
+        schema = _operations()["GET /repos/{owner}/{repo}/git/commits/{commit_sha}"]["responses"]["200"]["schema"]
+        person = {"name": "github-actions[bot]", "email": "41898282+github-actions[bot]@users.noreply.github.com",
+                  "date": "2026-12-01T09:00:00Z"}
+        return minimal(schema, {
+            "sha": sha, "node_id": f"C_{sha[:8]}", "url": f"https://api.github.test/repos/{repo}/git/commits/{sha}",
+            "html_url": f"https://github.test/{repo}/commit/{sha}", "author": person, "committer": person,
+            "message": commit["message"],
+            "tree": {"sha": commit["tree"], "url": f"https://api.github.test/repos/{repo}/git/trees/{commit['tree']}"},
+            "parents": [{"sha": p, "url": f"https://api.github.test/repos/{repo}/git/commits/{p}",
+                         "html_url": f"https://github.test/{repo}/commit/{p}"} for p in commit["parents"]],
+            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
+                             "verified_at": None}})
+
+    def get_commit(self, repo, sha, query, body):
+        if sha not in self.state.commits:
+            return _error(404, "Not Found")
+        return 200, self._git_commit(repo, sha), {}
+
+    def create_blob(self, repo, query, body):
+        if "contents-write" in self.state.deny:
+            return self._FORBIDDEN
+        data = (base64.b64decode(body["content"]) if body.get("encoding") == "base64"
+                else body["content"].encode("utf-8"))
+        sha = self.state._blob(data)
+        return 201, {"sha": sha, "url": f"https://api.github.test/repos/{repo}/git/blobs/{sha}"}, {}
+
+    def create_tree(self, repo, query, body):
+        entries = dict(self.state.trees.get(body.get("base_tree"), {})) if body.get("base_tree") else {}
+        if body.get("base_tree") and body["base_tree"] not in self.state.trees:
+            return _error(422, "base_tree is not a tree")
+        for item in body["tree"]:
+            if item.get("type") != "blob" or item.get("sha") not in self.state.blobs:
+                return _error(422, "tree entries must name an existing blob")
+            entries[item["path"]] = item["sha"]
+        sha = self.state._tree(entries)
+        return 201, {"sha": sha, "url": f"https://api.github.test/repos/{repo}/git/trees/{sha}", "truncated": False,
+                     "tree": [{"path": path, "mode": "100644", "type": "blob", "sha": blob}
+                              for path, blob in sorted(entries.items())]}, {}
+
+    def create_commit(self, repo, query, body):
+        if body["tree"] not in self.state.trees or not set(body.get("parents", [])) <= set(self.state.commits):
+            return _error(422, "tree or parent does not exist")
+        sha = self.state._commit(body["tree"], list(body.get("parents", [])), body["message"])
+        return 201, self._git_commit(repo, sha), {}
 
 
 class FakeGitHub:

@@ -43,9 +43,10 @@ from pathlib import Path, PurePath
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from litmus.commands.comment_command import CommandSettings, handle_comment
 from litmus.compare import headline
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
-from litmus.github.artifacts import fetch_baseline, workflow_path, workflow_run_provenance
+from litmus.github.artifacts import WORKFLOWS_DIR, fetch_baseline, workflow_path, workflow_run_provenance
 from litmus.github.changes import (
     MAX_PR_FILES,
     changed_checks,
@@ -64,6 +65,7 @@ from litmus.github.context import (
     read_choice_input,
     read_input,
 )
+from litmus.github.decision_records import recorded_sources
 from litmus.github.envfiles import append_summary, write_outputs
 from litmus.github.findings import Annotation, annotations, cap_per_level, select
 from litmus.github.trust_decision import decide_trust
@@ -133,6 +135,9 @@ class ActionInputs:
     deployment_hosts: tuple[str, ...] = ()
     # The SARIF run's category (None: the file names none, so upload-sarif's `category:` applies).
     sarif_category: str | None = None
+    # The comment commands (`issue_comment`): whose runs' results artifact they decide on.
+    results_workflow: str = ""
+    results_artifact: str = "litmus-report"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -164,6 +169,8 @@ class ActionInputs:
             allowed_origins=_origins(read_input(environ, "allowed-origins")),
             deployment_hosts=_names(read_input(environ, "deployment-hosts")),
             sarif_category=_sarif_category(read_input(environ, "sarif-category")),
+            results_workflow=_workflow_file(read_input(environ, "results-workflow")),
+            results_artifact=read_input(environ, "results-artifact", "litmus-report"),
         )
 
 
@@ -180,6 +187,17 @@ def _origins(text: str) -> tuple[str, ...]:
             raise InputError(f"input 'allowed-origins': {given!r} is not an http(s) origin such as https://api.example.com")
         found.append(normal)
     return tuple(found)
+
+
+def _workflow_file(text: str) -> str:
+    """`results-workflow`: a workflow file of this repository, as GitHub names it in a run's `path`."""
+    if not text:
+        return ""
+    path = text if text.startswith(WORKFLOWS_DIR) else WORKFLOWS_DIR + text
+    if not re.fullmatch(r"\.github/workflows/[\w.-]+\.ya?ml", path):
+        raise InputError(f"input 'results-workflow' must name a workflow file such as litmus.yml "
+                         f"(or .github/workflows/litmus.yml); got {text!r}")
+    return path
 
 
 def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
@@ -230,11 +248,31 @@ def main(environ: Mapping[str, str], stream: TextIO) -> int:
     # hurries to write what it has (results, reports, job summary) and to tell GitHub.
     with StopOnSignals(stop, abort) as signals:
         try:
-            code = _Action(environ, out, stop, abort).run()
+            if environ.get("GITHUB_EVENT_NAME") == "issue_comment":
+                code = _comment_command(environ, out)
+            else:
+                code = _Action(environ, out, stop, abort).run()
         except (ActionFailure, InputError) as exc:
             out.error(str(exc), title="Litmus")
             code = 2
     return signals.exit_code or code
+
+
+def _comment_command(environ: Mapping[str, str], out: WorkflowCommands) -> int:
+    """`issue_comment`: a `/litmus` command in a pull request's comment (litmus.commands.comment_command); no
+    probe runs and nothing of the pull request's is checked out or run."""
+    inputs = ActionInputs.from_environ(environ)
+    ctx = GitHubContext.from_environ(environ)
+    workspace = ctx.workspace.resolve()
+    try:
+        check_output_dir(workspace / inputs.output_dir, workspace)
+    except OutputError as exc:
+        raise ActionFailure(f"output-dir: {exc}") from None
+    client = GitHubClient(ctx.api_url, inputs.github_token) if inputs.github_token and ctx.repository else None
+    settings = CommandSettings(results_workflow=inputs.results_workflow, results_artifact=inputs.results_artifact,
+                               fail_on=inputs.fail_on, output_dir=workspace / inputs.output_dir,
+                               check_run=inputs.check_run, comment=inputs.comment)
+    return handle_comment(ctx, client, settings, out)
 
 
 class _Action:
@@ -395,6 +433,7 @@ class _Action:
             before_requests=self._wait if inputs.wait_for else None,
             late_baseline=self._baseline_artifact if inputs.baseline == "artifact" else None,
         )
+        request.decision_sources = self._recorded_decisions()
         channel = _ActionChannel(self)
         try:
             suites, _config, judge = prepare(request, channel)
@@ -410,6 +449,20 @@ class _Action:
         output = execute(request, channel, suites, judge)
         self._after_writing(output.paths, output.problems)
         return output.result, output.paths
+
+    def _recorded_decisions(self) -> list:
+        """In an untrusted run, the decisions the comment commands recorded on this pull request (their replies,
+        written with this token); a trusted run reads the checkout's decisions file, which they committed."""
+        if self.trust.runs_pr_code or self.pr is None or self.client is None:
+            return []
+        try:
+            sources = recorded_sources(self.client, self.ctx.repository, self.pr.number, token_login(self.client))
+        except GitHubAPIError as exc:
+            self._api_warning("could not read the decisions the comment commands recorded", exc)
+            return []
+        if sources:
+            self.out.log(f"Litmus: {len(sources)} decision record(s) of the comment commands on #{self.pr.number}")
+        return sources
 
     def _baseline_artifact(self):
         """The base branch's last results (`baseline: artifact`), or None with a notice saying why."""

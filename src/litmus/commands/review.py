@@ -133,7 +133,7 @@ def _review(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
     by = args.by or _git_user(root)
     if args.accept or args.reject:
         finding = args.accept or args.reject
-        chosen = _named(result, finding)
+        chosen = named_candidates(result, finding)
         verdict = "pass" if args.accept else "fail"
         for candidate in chosen:
             book.record(_decision(candidate, verdict, by, args.reason))
@@ -170,7 +170,7 @@ def candidates(result: RunResult) -> Iterator[Candidate]:
                     yield Candidate(suite, flow_run, step, outcome)
 
 
-def _named(result: RunResult, finding: str) -> list[Candidate]:
+def named_candidates(result: RunResult, finding: str) -> list[Candidate]:
     """The decidable outcomes of `finding`; ReviewError, saying why, when it names none."""
     chosen = [c for c in candidates(result) if c.outcome.id == finding]
     if chosen:

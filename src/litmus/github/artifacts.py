@@ -13,7 +13,8 @@ Whatever fails gives no baseline and a notice naming the check: comparing is a h
 and its absence must never fail the check (every finding then counts as new).
 
 `workflow_run_provenance` judges, by the same rules, whether a `workflow_run` event's triggering run may
-be trusted as a source of results.
+be trusted as a source of results; `fetch_pr_results` finds a pull request's own latest results for the
+comment commands, from runs the pull request cannot have rewritten (`pr_run_problem`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import io
 import re
 import stat
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -37,6 +39,10 @@ MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 MAX_RUNS_SCANNED = 300
 # Events only people with write access cause, running the branch's own workflow file.
 TRUSTED_EVENTS = ("push", "schedule", "workflow_dispatch")
+# Events whose runs use the base branch's workflow file, whatever the pull request changed.
+BASE_CODE_EVENTS = ("pull_request_target",)
+# Earlier heads of a pull request looked at for results that still hold for its current head.
+MAX_EARLIER_HEADS = 10
 WORKFLOWS_DIR = ".github/workflows/"
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 
@@ -73,22 +79,38 @@ def fetch_baseline(client: GitHubClient, repository: str, *, workflow: str, bran
         problem = run_problem(run, repository=repository, workflow=workflow, branch=branch)
         if problem:
             return none(f"run {found['id']} refused: {problem}")
+    except GitHubAPIError as exc:
+        return none(f"GitHub refused or failed ({exc.method} {exc.path}: HTTP {exc.status})")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return none("GitHub's answer about the workflow run is not one Litmus can read")
+    found = run_results(client, repository, run, artifact_name, save_to, f"{workflow} on {branch}")
+    if found.result is None:
+        return none(found.notice)
+    return BaselineArtifact(found.result, f"baseline: {found.source}", found.source)
+
+
+def run_results(client: GitHubClient, repository: str, run: dict, artifact_name: str, save_to: Path,
+                what: str) -> BaselineArtifact:
+    """The results.json of `run`'s artifact `artifact_name` (`artifact_problem`, digest and archive checked),
+    saved to `save_to`; else no result and why. `what` names the run's workflow for the messages."""
+    none = lambda why: BaselineArtifact(None, why)  # noqa: E731
+    try:
         artifacts = client.get(f"/repos/{repository}/actions/runs/{run['id']}/artifacts",
                                name=artifact_name, per_page=100).get("artifacts", [])
         artifact = next((a for a in artifacts if a.get("name") == artifact_name), None)
         if artifact is None:
-            return none(f"run {run['id']} of {workflow} on {branch} has no artifact named {artifact_name!r}")
+            return none(f"run {run['id']} of {what} has no artifact named {artifact_name!r}")
         problem = artifact_problem(artifact, run)
         if problem:
             return none(f"the artifact {artifact_name!r} of run {run['id']} refused: {problem}")
         archive = client.download(f"/repos/{repository}/actions/artifacts/{artifact['id']}/zip", MAX_ARTIFACT_BYTES)
     except GitHubAPIError as exc:
         if exc.status == 410:
-            return none("the baseline artifact has expired (HTTP 410)")
+            return none(f"the artifact {artifact_name!r} of run {run['id']} has expired (HTTP 410)")
         return none(f"GitHub refused or failed ({exc.method} {exc.path}: HTTP {exc.status})")
     except (ValueError, TypeError, KeyError, AttributeError):
-        return none("GitHub's answer about the workflow run or its artifacts is not one Litmus can read")
-    source = f"artifact {artifact_name!r} of run {run['id']} ({workflow} on {branch}, {str(run['head_sha'])[:12]})"
+        return none("GitHub's answer about the workflow run's artifacts is not one Litmus can read")
+    source = f"artifact {artifact_name!r} of run {run['id']} ({what}, {str(run['head_sha'])[:12]})"
     if hashlib.sha256(archive).hexdigest() != _DIGEST.fullmatch(artifact["digest"]).group(1):
         return none(f"{source} refused: the bytes downloaded do not match its digest {artifact['digest']}")
     data, problem = read_results_member(archive)
@@ -100,7 +122,7 @@ def fetch_baseline(client: GitHubClient, repository: str, *, workflow: str, bran
         result = load_results(save_to)
     except ResultsError as exc:
         return none(f"{source}: {exc}")
-    return BaselineArtifact(result, f"baseline: {source}", source)
+    return BaselineArtifact(result, source, source)
 
 
 def run_problem(run: dict, *, repository: str, workflow: str, branch: str) -> str | None:
@@ -225,3 +247,57 @@ def _latest_trusted_run(client: GitHubClient, repository: str, workflow: str, br
             break
         page += 1
     return None, refused
+
+
+def pr_run_problem(run: dict, *, repository: str, workflow: str) -> str | None:
+    """Why `run` is not a source of a pull request's results (None when it is one): a completed run of
+    `workflow`, in `repository`, whose head repository is `repository` (a branch only people with write access
+    push to) or whose event runs the base branch's workflow file (`pull_request_target`), so that the run
+    itself is code the pull request cannot change."""
+    own = run.get("repository") or {}
+    if str(own.get("full_name", "")).casefold() != repository.casefold():
+        return f"it ran in {own.get('full_name')!r}, not {repository}"
+    if run.get("path") != workflow:
+        return f"its workflow is {run.get('path')!r}, not {workflow}"
+    foreign = _foreign_head(run)
+    if foreign and run.get("event") not in BASE_CODE_EVENTS:
+        return f"{foreign}, and its event {run.get('event')!r} runs the pull request's own workflow file"
+    if run.get("status") != "completed" or run.get("conclusion") not in ("success", "failure"):
+        return f"it is {run.get('status')}/{run.get('conclusion')}, not a completed run with results"
+    return None
+
+
+def fetch_pr_results(client: GitHubClient, repository: str, *, workflow: str, artifact_name: str, head_sha: str,
+                     head_branch: str, still_valid: Callable[[str], str | None],
+                     save_to: Path) -> tuple[BaselineArtifact, str | None]:
+    """The newest results of the pull request whose head is `head_sha`, from a run with no `pr_run_problem`:
+    a run of `head_sha` itself, else of an earlier head of `head_branch` for which `still_valid` (given that
+    head) finds no reason why its results do not hold for `head_sha`. Returns them with the head they were made
+    for, or no result and why (each run refused is named)."""
+    refused: list[str] = []
+    try:
+        runs = client.get(f"/repos/{repository}/actions/runs", head_sha=head_sha, per_page=100).get("workflow_runs", [])
+        earlier = client.get(f"/repos/{repository}/actions/runs", branch=head_branch,
+                             per_page=100).get("workflow_runs", [])
+    except GitHubAPIError as exc:
+        return BaselineArtifact(None, f"GitHub refused or failed ({exc.method} {exc.path}: HTTP {exc.status})"), None
+    except (ValueError, TypeError, AttributeError):
+        return BaselineArtifact(None, "GitHub's list of workflow runs is not one Litmus can read"), None
+    checked: dict[str, str | None] = {head_sha: None}
+    for run in [*runs, *earlier]:  # newest first, as GitHub lists them
+        if not isinstance(run, dict) or run.get("path") != workflow:
+            continue  # another workflow's run: not a candidate at all
+        sha = str(run.get("head_sha"))
+        if sha not in checked:
+            if len(checked) > MAX_EARLIER_HEADS:
+                continue
+            checked[sha] = still_valid(sha)
+        problem = checked[sha] or pr_run_problem(run, repository=repository, workflow=workflow)
+        if problem is None:
+            found = run_results(client, repository, run, artifact_name, save_to, workflow)
+            if found.result is not None:
+                return found, sha
+            problem = found.notice
+        refused.append(f"run {run.get('id')}: {problem}")
+    why = f"no run of {workflow} for {head_sha[:12]} has results Litmus can vouch for"
+    return BaselineArtifact(None, why + (f" ({'; '.join(refused[:3])})" if refused else "")), None

@@ -54,6 +54,22 @@ EVENT_FIELDS: dict[str, dict[str, Any]] = {
     },
 }
 EVENT_FIELDS["pull_request_target"] = EVENT_FIELDS["pull_request"]
+_LOGIN = {"type": "string", "pattern": "^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}|[A-Za-z0-9-]{0,38}\\[bot\\])(?!\n)$"}
+EVENT_FIELDS["issue_comment"] = {
+    "type": "object", "required": ["action", "issue", "comment"],
+    "properties": {
+        "action": {"type": "string"},
+        "issue": {"type": "object", "required": ["number"], "properties": {
+            "number": {"type": "integer", "minimum": 1}, "pull_request": {"type": ["object", "null"]}}},
+        "comment": {"type": "object", "required": ["id", "body", "user", "html_url", "created_at"], "properties": {
+            "id": {"type": "integer"}, "body": {"type": ["string", "null"]},
+            "html_url": {"type": "string", "pattern": "^https?://\\S+(?!\n)$"},
+            "created_at": {"type": "string", "pattern": "^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ(?!\n)$"},
+            "author_association": {"type": "string"},
+            "user": {"type": "object", "required": ["login", "type"],
+                     "properties": {"login": _LOGIN, "type": {"type": "string"}}}}},
+    },
+}
 
 
 def input_env_name(name: str) -> str:
