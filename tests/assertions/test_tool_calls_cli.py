@@ -52,8 +52,11 @@ def step(name: str, url: str, checks: list[dict], stream: str | None = None) -> 
     return {"name": name, "request": request, "assertions": checks}
 
 
+SECRET = "tok-SECRET-42"
+
+
 @pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict:
+def run(tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("tool-calls")
     with Target() as target, StreamTarget() as streams:
         target.json("/openai", openai_completion(LOOKUP, SEARCH))
@@ -61,6 +64,9 @@ def results(tmp_path_factory) -> dict:
         target.json("/not-json", openai_completion(("call_9", "lookup_order", '{"order_id": 10')))
         target.json("/unknown-tool", openai_completion(("call_5", "delete_everything", "{}")))
         target.json("/plain", {"reply": "no tools here"})
+        target.json("/text", openai_completion(content="It ships tomorrow."))
+        target.json("/secret", openai_completion(("c1", "f", '{"token": "wrong"}'),
+                                                 ("c2", "g", json.dumps({"token": SECRET}))))
         target.json("/three", openai_completion(("c1", "a", "{}"), ("c2", "f", '{"x": 1}'), ("c3", "f", '{"x": 2}')))
         streams.script("/openai", Script(openai_stream(LOOKUP, SEARCH)))
         streams.script("/anthropic", Script(anthropic_stream(("toolu_2", "lookup_order", '{"order_id": "1042"}'),
@@ -95,6 +101,14 @@ def results(tmp_path_factory) -> dict:
             step("not json", "/not-json", [check("bad json", expected=[{"name": "lookup_order"}])]),
             step("unknown tool", "/unknown-tool", [check("undefined tool", schema_file="tools.yaml")]),
             step("plain", "/plain", [check("no api", expected=[{"name": "lookup_order"}])]),
+            step("text", "/text", [
+                check("no call made", expected=[{"name": "lookup_order"}]),
+                check("no tool called", expected=[], allow_extra=False),
+            ]),
+            step("secret", "/secret", [
+                check("secret args", expected=[{"name": "f", "arguments": {"token": "{{ secrets.SHOP_TOKEN }}"}}],
+                      allow_extra=False),
+            ]),
             step("three", "/three", [
                 # The loose entry must not take the call the strict one needs, whichever comes first.
                 check("best assignment", expected=[{"name": "f"}, {"name": "f", "arguments": {"x": 1}}, {"name": "a"}],
@@ -103,9 +117,16 @@ def results(tmp_path_factory) -> dict:
                 check("too many", expected=[{"name": "f"}, {"name": "f"}, {"name": "f"}]),
             ]),
         ]}]}
-        done, found = run_suite(root, suite, target.base_url, extra_files={"probes/tools.yaml": TOOLS})
-    assert "Traceback" not in done.stderr, done.stderr
-    return outcomes(found)
+        done, found = run_suite(root, suite, target.base_url, extra_files={"probes/tools.yaml": TOOLS},
+                                environ={"SHOP_TOKEN": SECRET})
+    assert "Traceback" not in done.stderr, done.stderr + done.stdout
+    assert SECRET not in done.stdout + done.stderr
+    return root, outcomes(found)
+
+
+@pytest.fixture(scope="module")
+def results(run) -> dict:
+    return run[1]
 
 
 def paths(outcome: dict) -> list[str]:
@@ -113,7 +134,7 @@ def paths(outcome: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["oa any", "oa exact in order", "oas any", "an any", "ans names", "best assignment",
-                                  "exact with gaps"])
+                                  "exact with gaps", "no tool called"])
 def test_matching_calls_pass(results, name):
     assert results[name]["status"] == "passed", results[name]
 
@@ -165,6 +186,13 @@ def test_an_entry_left_without_a_call_of_its_own_fails(results):
         ("tool_calls", "expected a call of f: its calls match other entries")]
 
 
+def test_a_reply_without_tool_calls_fails_an_expected_call(results):
+    outcome = results["no call made"]
+    assert outcome["status"] == "failed"
+    assert outcome["reason"] == "tool_calls: expected a call of lookup_order: the reply made no tool calls"
+    assert results["no tool called"]["reason"] == "no tool calls, as required"
+
+
 def test_allow_extra_false_fails_on_a_call_not_listed(results):
     outcome = results["oa no extra"]
     assert outcome["status"] == "failed"
@@ -192,6 +220,17 @@ def test_arguments_that_are_not_json_fail_naming_the_call(results):
         ("tool_calls[0].arguments", 'lookup_order: the arguments are not valid JSON: "{\\"order_id\\": 10"'),
         ("tool_calls", "expected a call of lookup_order: its calls' arguments are not JSON"),
     ]
+
+
+def test_a_secret_in_expected_or_in_a_call_is_masked_in_every_output(run):
+    root, found = run
+    outcome = found["secret args"]
+    assert [(m["path"], m["expected"], m["actual"]) for m in outcome["mismatches"]] == [
+        ("tool_calls[0].arguments.token", "***", "wrong"),
+        ("tool_calls[1]", "no other call", {"name": "g", "arguments": {"token": "***"}}),
+    ]
+    for path in (root / "out").iterdir():
+        assert SECRET not in path.read_text(), path.name
 
 
 def test_a_reply_of_no_chat_api_is_an_error_not_a_pass(results):

@@ -62,10 +62,10 @@ def evaluate(assertion, ctx):
     if params.get("order") == "exact" and not allow_extra:
         mismatches += _exactly(expected, calls)
     else:
-        matched, unmatched = (_in_order if params.get("order") == "exact" else _any_order)(expected, calls)
+        listed, unmatched = (_in_order if params.get("order") == "exact" else _any_order)(expected, calls)
         mismatches += unmatched
         if not allow_extra:
-            mismatches += [_unexpected(index, call) for index, call in enumerate(calls) if index not in matched]
+            mismatches += [_unexpected(index, call) for index, call in enumerate(calls) if index not in listed]
     if "schema_file" in params:
         from referencing.exceptions import Unresolvable  # lazy: referencing: ~50 ms, only when a schema is checked
 
@@ -75,14 +75,21 @@ def evaluate(assertion, ctx):
             return errored(assertion, f"a $ref of the tool definitions cannot be resolved: {exc}")
     if mismatches:
         return failed(assertion, mismatches)
+    return passed(assertion, _summary(calls, expected, allow_extra, params.get("schema_file")))
+
+
+def _summary(calls: list[ToolCall], expected: list[dict[str, Any]], allow_extra: bool, schema_file: str | None) -> str:
+    if not calls:  # `expected: []` with `allow_extra: false`, or only a schema_file
+        if not allow_extra:
+            return "no tool calls, as required"
+        return f"no tool calls (none to check against {schema_file})"
     names = ", ".join(call.name for call in calls[:5]) + (", …" if len(calls) > 5 else "")
-    made = f"{count(len(calls), 'tool call')}" + (f" ({names})" if calls else "")
     checks = [f"{count(len(expected), 'expected call')} matched"] if expected else []
     if not allow_extra:
         checks.append("no others")
-    if "schema_file" in params:
+    if schema_file:
         checks.append("arguments valid")
-    return passed(assertion, f"{made}: {', '.join(checks)}")
+    return f"{count(len(calls), 'tool call')} ({names}): {', '.join(checks)}"
 
 
 def _path(index: int, *parts: Any) -> str:
@@ -114,13 +121,19 @@ def _fits(entry: dict[str, Any], call: ToolCall) -> bool:
 
 
 def _any_order(expected: list[dict[str, Any]], calls: list[ToolCall]) -> tuple[set[int], list[Mismatch]]:
-    """The calls matched (a maximum matching of entries to distinct calls), and a mismatch per entry left over."""
+    """The calls the entries account for (a maximum matching of entries to distinct calls, and the call each
+    entry left over comes closest to), and the mismatches of the entries left over."""
     candidates = [[index for index, call in enumerate(calls) if _fits(entry, call)] for entry in expected]
     assigned = _assign(candidates)
-    taken = set(assigned.values())
-    unmatched = [m for number, entry in enumerate(expected) if number not in assigned
-                 for m in _closest(entry, calls, [i for i in range(len(calls)) if i not in taken])]
-    return taken, unmatched
+    listed = set(assigned.values())
+    free = [i for i in range(len(calls)) if i not in listed]
+    unmatched: list[Mismatch] = []
+    for number, entry in enumerate(expected):
+        if number not in assigned:
+            closest, why = _closest(entry, calls, free)
+            listed.update(closest)
+            unmatched += why
+    return listed, unmatched
 
 
 def _assign(candidates: list[list[int]]) -> dict[int, int]:
@@ -148,9 +161,11 @@ def _assign(candidates: list[list[int]]) -> dict[int, int]:
 
 
 def _in_order(expected: list[dict[str, Any]], calls: list[ToolCall]) -> tuple[set[int], list[Mismatch]]:
-    """The calls matched by the entries in order (each the earliest fitting call after the one before, which
-    finds the order whenever there is one), and a mismatch per entry that has none."""
+    """The calls the entries account for, in order (each the earliest fitting call after the one before, which
+    finds the order whenever there is one; else the call it comes closest to), and the mismatches of the
+    entries that have none."""
     matched: set[int] = set()
+    listed: set[int] = set()
     unmatched: list[Mismatch] = []
     start = 0
     for entry in expected:
@@ -162,11 +177,14 @@ def _in_order(expected: list[dict[str, Any]], calls: list[ToolCall]) -> tuple[se
         earlier = next((i for i in range(start) if i not in matched and _fits(entry, calls[i])), None)
         if earlier is not None:
             after = f"after tool_calls[{start - 1}] ({calls[start - 1].name})"
+            listed.add(earlier)
             unmatched.append(mismatch(_path(earlier), entry, _shown(calls[earlier]),
                                       f"expected {_entry(entry)} {after} (order: exact), it came before"))
         else:
-            unmatched += _closest(entry, calls, list(range(start, len(calls))))
-    return matched, unmatched
+            closest, why = _closest(entry, calls, list(range(start, len(calls))))
+            listed.update(closest)
+            unmatched += why
+    return matched | listed, unmatched
 
 
 def _exactly(expected: list[dict[str, Any]], calls: list[ToolCall]) -> list[Mismatch]:
@@ -187,20 +205,24 @@ def _exactly(expected: list[dict[str, Any]], calls: list[ToolCall]) -> list[Mism
     return found
 
 
-def _closest(entry: dict[str, Any], calls: list[ToolCall], free: list[int]) -> list[Mismatch]:
-    """Why no call matches `entry`: the argument differences of the free call of that name that comes
-    closest, else that no such call was made."""
-    named = [i for i in free if calls[i].name == entry["name"] and calls[i].raw_arguments is None]
-    if named:
-        return min((_argument_mismatches(entry, i, calls[i]) for i in named), key=len)
-    made = ", ".join(call.name for call in calls[:8]) + (", …" if len(calls) > 8 else "")
-    if any(calls[i].name == entry["name"] for i in free):
+def _closest(entry: dict[str, Any], calls: list[ToolCall], free: list[int]) -> tuple[list[int], list[Mismatch]]:
+    """Why no call matches `entry`, and the calls that says it of (then not also "unexpected"): the argument
+    differences of the free call of that name that comes closest; else its calls whose arguments are not
+    JSON; else that no such call was left or made."""
+    named = [i for i in free if calls[i].name == entry["name"]]
+    readable = [i for i in named if calls[i].raw_arguments is None]
+    if readable:
+        closest = min(readable, key=lambda i: len(_argument_mismatches(entry, i, calls[i])))
+        return [closest], _argument_mismatches(entry, closest, calls[closest])
+    if named:  # each of them already a mismatch of its own
         why = "its calls' arguments are not JSON"
     elif any(call.name == entry["name"] for call in calls):
         why = "its calls match other entries"
+    elif calls:
+        why = f"none was made (calls: {', '.join(c.name for c in calls[:8])}{', …' if len(calls) > 8 else ''})"
     else:
-        why = f"none was made (calls: {made})" if calls else "the reply made no tool calls"
-    return [mismatch("tool_calls", entry, [call.name for call in calls], f"expected {_entry(entry)}: {why}")]
+        why = "the reply made no tool calls"
+    return named, [mismatch("tool_calls", entry, [call.name for call in calls], f"expected {_entry(entry)}: {why}")]
 
 
 def _unexpected(index: int, call: ToolCall) -> Mismatch:
