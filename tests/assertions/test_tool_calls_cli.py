@@ -258,6 +258,7 @@ flows:
           - {type: tool_calls, allow_extra: false}
           - {type: tool_calls, expected: [{name: lookup}], strict: true}
           - {type: tool_calls, schema_file: refs.json}
+          - {type: tool_calls, schema_file: anthropic-tools.json}
 """
 
 
@@ -273,6 +274,9 @@ def test_validate_reports_each_misuse_at_its_position(tmp_path: Path):
         refs = [{"type": "function", "function": {"name": "a", "parameters": {"$ref": "file:///etc/passwd"}}},
                 {"type": "function", "function": {"name": "b", "parameters": {"$ref": target.url("/schema.json")}}}]
         (probes / "refs.json").write_text(json.dumps(refs))
+        (probes / "anthropic-tools.json").write_text(json.dumps([
+            {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
+            {"name": "lookup", "input_schema": {"type": "object"}}]))
         done = litmus(tmp_path, "validate", timeout=60)
         assert target.requests == []  # a $ref is never fetched
     assert done.returncode == 2, done.stdout + done.stderr
@@ -294,4 +298,7 @@ def test_validate_reports_each_misuse_at_its_position(tmp_path: Path):
         "files inside the repository are read (no URLs, no absolute paths)",
         f"probes/s.yaml:18:45: error: schema $ref '{target.url('/schema.json')}' is not a relative file reference: "
         "only files inside the repository are read (no URLs, no absolute paths)",
+        "probes/s.yaml:19:45: error: 'probes/anthropic-tools.json': entry 1 must be {type: function, function: "
+        "{name, parameters}} (Anthropic's {name, input_schema} is written {type: function, function: {name, "
+        "parameters: the input_schema}})",
     ]

@@ -77,7 +77,10 @@ def _tools(builder: SuiteBuilder, item: Item, document: Any, path: Path, shown: 
     for index, entry in enumerate(document):
         function = entry.get("function") if isinstance(entry, dict) else None
         if not isinstance(entry, dict) or entry.get("type") != "function" or not isinstance(function, dict):
-            error(f"entry {index} must be {{type: function, function: {{name, parameters}}}}")
+            anthropic = isinstance(entry, dict) and "input_schema" in entry
+            hint = " (Anthropic's {name, input_schema} is written {type: function, function: {name, parameters: " \
+                   "the input_schema}})" if anthropic else ""
+            error(f"entry {index} must be {{type: function, function: {{name, parameters}}}}{hint}")
             ok = False
             continue
         name = function.get("name")
