@@ -238,3 +238,12 @@ def test_the_demo_recording_script_records_simulated_turns_the_demo_replays(tmp_
     assert changed == 1
     replayed = JudgeService.from_config(demo_judge_config(probes), {}).simulate_turn(PERSONA, GOAL, [], turn=1)
     assert replayed == SimulatedTurn(USER[0], False)
+
+
+def test_the_simulators_key_variable_never_names_the_actions_credentials(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    (tmp_path / "litmus.yaml").write_text("judge:\n  provider: openai\n  model: m\n"
+                                          "  simulator: {api_key_env: GITHUB_TOKEN}\n")
+    with pytest.raises(ProbeError, match="judge.simulator.api_key_env: 'GITHUB_TOKEN' names one of the action"):
+        resolve_config(parser.parse_args([]), {}, tmp_path)
