@@ -118,11 +118,11 @@ class ReplayProvider:
 
 class JudgeService:
     def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
-                 secrets: Mapping[str, str] | None = None,
+                 simulator: HTTPProvider | ReplayProvider, secrets: Mapping[str, str] | None = None,
                  embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None,
-                 decisions: DecisionBook | None = None, simulator: HTTPProvider | ReplayProvider | None = None):
+                 decisions: DecisionBook | None = None):
         self.config = config
-        # The simulated user of `simulate:` steps (None: this service plays none).
+        # The simulated user of `simulate:` steps (`judge.simulator`, else the first tier's model).
         self.simulator = simulator
         # Human decisions, asked before any judge: a match is the verdict, and no judge is called.
         self.decisions = decisions or DecisionBook(())
@@ -207,7 +207,7 @@ class JudgeService:
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
                 timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
             )
-        service = cls(config, tiers, secrets, embedder, decisions, simulator)
+        service = cls(config, tiers, simulator, secrets, embedder, decisions)
         if distrusted_cache:
             service.cache_note = (f"the verdict cache {config.cache} is not used in an untrusted run (it may hold "
                                   "what the pull request wrote): every judged check is judged afresh")
@@ -556,7 +556,7 @@ class JudgeService:
             self.executor.shutdown(wait=False, cancel_futures=True)
             return
         self.executor.shutdown(wait=True)
-        for provider in [*self.tiers, *([self.simulator] if self.simulator else [])]:
+        for provider in [*self.tiers, self.simulator]:
             provider.close()
         if self.embedder is not None:
             self.embedder.close()
