@@ -89,7 +89,8 @@ def build_transcript_prompt(assertion: Assertion, transcript: list[dict], ctx: E
             if not scenario.reference_response:
                 raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
             reference = redact(scenario.reference_response)
-    masked = [{**message, "content": redact(_cut(rendered_text(message.get("content", ""))))}
+    # Masked before the cut: a secret across the cut must not leave a readable part behind.
+    masked = [{**message, "content": _cut(redact(rendered_text(message.get("content", ""))))}
               for message in transcript]
     intent = redact(ctx.suite.intent) if ctx.suite.intent else None
     facts = scenario_facts(scenario) if assertion.type in SCENARIO_TYPES else None
