@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from judge_helpers import ENV, assertion, config, context, escalation, suite
+from judge_helpers import ENV, SECRET, assertion, config, context, escalation, suite
 
 from litmus.decisions import Decision, DecisionBook
 from litmus.judges import JudgeService
@@ -211,3 +211,15 @@ def test_budget_and_human_decisions_apply_with_the_content_hash_over_the_transcr
     assert judge.calls() == []
     # The same finding on another transcript is not covered by that decision.
     assert decided.evaluate_transcript(check, REMEMBERS, ctx).decided_by is None
+
+
+def test_a_secret_in_a_turn_never_reaches_the_judge_or_a_cassette(judge, tmp_path):
+    service = JudgeService.from_config(config(judge, tmp_path, record=True), environ=ENV)
+    leaked = told(("My token is " + SECRET, "Thanks, token " + SECRET + " saved."))
+    outcome = judged(service, "knowledge_retention", leaked)
+    sent = json.dumps(judge.calls()[0].body)
+    assert SECRET not in sent and "My token is ***" in judge.calls()[0].prompt
+    assert all(SECRET not in p.read_text() for p in (tmp_path / "cassettes").glob("*.json"))
+    # The content hash is over the unmasked transcript: the masked one is another conversation.
+    masked = [{**m, "content": m["content"].replace(SECRET, "***")} for m in leaked]
+    assert outcome.content_sha256 != judged(service, "knowledge_retention", masked).content_sha256
