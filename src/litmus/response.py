@@ -110,19 +110,31 @@ class Response:
             if self.truncated:
                 raise BodyNotJSON(f"body is not JSON (cut at the size cap): {self.describe_body()}")
             try:
-                value = json.loads(self.body)
-                too_deep = nested_deeper(self.body, MAX_JSON_DEPTH)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
-            except RecursionError:  # deeper than the interpreter's own limit
-                too_deep = True
-            if too_deep:
+                self._json = (json_value(self.body),)
+            except TooDeep:
                 raise BodyNotJSON(f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels, which Litmus does "
-                                  f"not evaluate: {self.describe_body()}")
-            if _SURROGATE_ESCAPE.search(self.body):
-                value = without_lone_surrogates(value)
-            self._json = (value,)
+                                  f"not evaluate: {self.describe_body()}") from None
+            except ValueError as exc:  # UnicodeDecodeError included
+                raise BodyNotJSON(f"body is not JSON ({exc}): {self.describe_body()}") from None
         return self._json[0]
+
+
+class TooDeep(ValueError):
+    """JSON text nested deeper than MAX_JSON_DEPTH."""
+
+
+def json_value(text: bytes | str) -> Any:
+    """JSON text parsed as every check reads it (a body, a tool call's arguments): nested no deeper than
+    MAX_JSON_DEPTH (TooDeep), lone surrogates replaced; ValueError when it is not JSON."""
+    data = text.encode("utf-8", errors="surrogatepass") if isinstance(text, str) else text
+    try:
+        value = json.loads(data)
+        too_deep = nested_deeper(data, MAX_JSON_DEPTH)
+    except RecursionError:  # deeper than the interpreter's own limit
+        too_deep = True
+    if too_deep:
+        raise TooDeep(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value
 
 
 # JSON bodies nested deeper than this are an `error` of every check that reads them as JSON: JSONPath,

@@ -22,7 +22,7 @@ from typing import Any
 
 from litmus.assertions._jsonpaths import find
 from litmus.model import Stream
-from litmus.response import Response
+from litmus.response import Response, json_value
 from litmus.text import clip
 
 # How each format marks its end, in messages.
@@ -50,6 +50,12 @@ class StreamData:
     text: str = ""
     done: bool = False
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # Each tool call's arguments as streamed (the JSON text), in the order of `tool_calls`: what
+    # `litmus.toolcalls` reports when it is not JSON, and what a conversation sends back to OpenAI.
+    tool_call_texts: list[str] = field(default_factory=list)
+    # `anthropic` only: the message's content blocks as assembled (text, tool_use with its input parsed,
+    # thinking with its signature), in index order: the assistant message a conversation sends back.
+    content_blocks: list[dict[str, Any]] = field(default_factory=list)
     # From sending the request, like `Response.elapsed_ms`; None when nothing arrived.
     first_byte_ms: float | None = None
     first_event_ms: float | None = None
@@ -155,7 +161,10 @@ class StreamReader:
         self._pending = ""
         self._lines_seen = 0
         self._pieces: list[str] = []
-        self._tools: dict[int, dict[str, Any]] = {}
+        # Tool calls by their index: {"id", "name", "arguments" (the JSON text so far)}.
+        self._tools: dict[Any, dict[str, Any]] = {}
+        # `anthropic`: content blocks by their index, as `content_block_start` gave them, deltas applied.
+        self._blocks: dict[Any, dict[str, Any]] = {}
         # Why the stream cannot be trusted (a bad frame, an error event); reading stops there.
         self.problem: str | None = None
 
@@ -253,7 +262,7 @@ class StreamReader:
         for call in delta.get("tool_calls") or ():
             if not isinstance(call, dict):
                 continue
-            index = call.get("index", len(self._tools))
+            index = _index(call.get("index"), len(self._tools))
             tool = self._tools.setdefault(index, {"id": None, "name": "", "arguments": ""})
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
             tool["id"] = tool["id"] or call.get("id")
@@ -270,17 +279,28 @@ class StreamReader:
             self.data.done = True
         elif kind == "content_block_start":
             block = message.get("content_block") or {}
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                self._tools[message.get("index", len(self._tools))] = {
-                    "id": block.get("id"), "name": block.get("name") or "", "arguments": ""}
+            index = _index(message.get("index"), len(self._blocks))
+            if not isinstance(block, dict):
+                return
+            self._blocks[index] = dict(block)
+            if block.get("type") == "tool_use":
+                self._tools[index] = {"id": block.get("id"), "name": block.get("name") or "", "arguments": ""}
         elif kind == "content_block_delta":
             delta = message.get("delta") or {}
             if not isinstance(delta, dict):
                 return
-            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str) and not self.spec.text_path:
-                self._pieces.append(delta["text"])
-            elif delta.get("type") == "input_json_delta" and message.get("index") in self._tools:
-                self._tools[message["index"]]["arguments"] += delta.get("partial_json") or ""
+            index = _index(message.get("index"), None)
+            block = self._blocks.setdefault(index, {"type": "text", "text": ""}) if index is not None else {}
+            text = delta.get("text")
+            if delta.get("type") == "text_delta" and isinstance(text, str):
+                if not self.spec.text_path:
+                    self._pieces.append(text)
+                block["text"] = _joined(block.get("text"), text)
+            elif delta.get("type") == "input_json_delta" and index in self._tools:
+                self._tools[index]["arguments"] += delta.get("partial_json") or ""
+            elif delta.get("type") in _BLOCK_DELTAS:
+                key = _BLOCK_DELTAS[delta["type"]]
+                block[key] = _joined(block.get(key), delta.get(key))
 
     def _reported(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else error
@@ -304,7 +324,10 @@ class StreamReader:
         if clean_end and not unfinished_event and not self._stopped and self._ends_at_close:
             data.done = bool(data.received)
         data.text = "".join(self._pieces)
-        data.tool_calls = [_tool_call(self._tools[index]) for index in sorted(self._tools, key=_order)]
+        tools = [self._tools[index] for index in sorted(self._tools, key=_order)]
+        data.tool_calls = [_tool_call(tool) for tool in tools]
+        data.tool_call_texts = [tool["arguments"] for tool in tools]
+        data.content_blocks = [self._content_block(index) for index in sorted(self._blocks, key=_order)]
         streamed = StreamedResponse(
             status=response.status, headers=response.headers, body=data.text.encode("utf-8"),
             elapsed_ms=response.elapsed_ms, url=response.url, encoding="utf-8", stream=data,
@@ -315,6 +338,12 @@ class StreamReader:
         if problem:
             raise StreamError(problem, streamed)
         return streamed
+
+    def _content_block(self, index: Any) -> dict[str, Any]:
+        block = self._blocks[index]
+        if index in self._tools:
+            return {**block, "input": _tool_call(self._tools[index])["arguments"]}
+        return block
 
     @property
     def _ends_at_close(self) -> bool:
@@ -350,10 +379,27 @@ class StreamReader:
 def _tool_call(tool: dict[str, Any]) -> dict[str, Any]:
     text = tool["arguments"]
     try:
-        arguments = json.loads(text) if text.strip() else {}
+        # No arguments streamed is a call without arguments (both APIs send none for a tool without parameters).
+        arguments = json_value(text) if text.strip() else {}
     except ValueError:
         arguments = text  # kept as sent: a check on its fields then finds no node, and says so
     return {"id": tool["id"], "name": tool["name"], "arguments": arguments}
+
+
+# Anthropic's other text deltas of a content block: which field of the block each one extends (a thinking
+# block goes back to the API with its signature, or the API refuses the next turn).
+_BLOCK_DELTAS = {"thinking_delta": "thinking", "signature_delta": "signature"}
+
+
+def _joined(current: Any, piece: Any) -> Any:
+    if not isinstance(piece, str):
+        return current
+    return (current if isinstance(current, str) else "") + piece
+
+
+def _index(value: Any, default: int | None) -> int | None:
+    """An event's `index` field: an integer, whatever else the server sent (a key of the tables above)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _order(index: Any) -> tuple[int, str]:
