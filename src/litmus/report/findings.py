@@ -48,6 +48,10 @@ NEEDS_REVIEW = "needs_review"
 ICONS = {"failed": "❌", "transport_error": "🔌", "error": "⚠️", "needs_review": "🧐", "passed": "✅", "skipped": "⏭️"}
 
 
+# Where conversation assertions sort among a flow's findings: after every step's.
+AFTER_STEPS = 1 << 30
+
+
 @dataclass
 class Finding:
     rule: str  # an assertion type, TRANSPORT_ERROR, INTENT_EVALUATION or NEEDS_REVIEW
@@ -127,7 +131,8 @@ class Finding:
     @property
     def where(self) -> str:
         """suite › flow › step, the grouping every report uses."""
-        parts = [self.suite.name, self.flow_run.flow] + ([self.step.name] if self.step else [])
+        parts = [self.suite.name, self.flow_run.flow] + (
+            [self.step.name] if self.step else ["conversation"] if self.outcome else [])
         return " › ".join(parts)
 
     @property
@@ -247,8 +252,11 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         else:
             rule = NEEDS_REVIEW if kind == "needs_review" else item.record.type
             outcome, line, column = item.record, item.record.line, item.record.column
-            position = (next(i for i, o in enumerate(step.assertions) if o is outcome),)
-        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order)) if step else -1
+            # A conversation assertion (no step) comes after the flow's steps, in the order of the probe.
+            assertions = step.assertions if step else flow_run.conversation_assertions
+            position = (next(i for i, o in enumerate(assertions) if o is outcome),)
+        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order)) if step \
+            else AFTER_STEPS if outcome is not None else -1
         order_in_flow = (step_index, *position) if position else (-1, 0)
         key = identity.report_key(item.key, rule)
         finding = findings.get(key)

@@ -1,0 +1,156 @@
+"""The run's side of `simulate:` and `conversation_assertions`, against the chat server on 127.0.0.1.
+
+The judge here is `ScriptedJudge`, a TEST-ONLY stand-in for `litmus.judges.service.JudgeService` with the two
+agreed methods (`simulate_turn`, `evaluate_transcript`): the real service, its simulator, cassettes and
+transcript prompts are tested on their own; this file checks what the run does with what they answer.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from litmus.judges.service import BudgetExhausted
+from litmus.load import load_suites
+from litmus.results import AssertionOutcome, JudgeTotals
+from litmus.run.runner import RunOptions, run_suites
+from litmus.verdict import findings
+from support.chat_server import ChatServer
+
+OPENAI = "/openai/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Played:
+    message: str
+    done: bool
+
+
+@dataclass
+class Config:
+    max_calls: int = 3
+
+
+@dataclass
+class ScriptedJudge:
+    """TEST-ONLY: plays the user from a script (or raises a scripted error) and judges transcripts by a
+    function of them; records every call."""
+
+    script: list[Played | Exception]
+    verdict: str = "passed"
+    config: Config = field(default_factory=Config)
+    simulated: list[tuple] = field(default_factory=list)
+    judged: list[list[dict]] = field(default_factory=list)
+    executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(2))
+
+    def simulate_turn(self, persona, goal, transcript, *, turn):
+        self.simulated.append((persona, goal, [dict(m) for m in transcript], turn))
+        played = self.script[len(self.simulated) - 1]
+        if isinstance(played, Exception):
+            raise played
+        return played
+
+    def evaluate_transcript(self, assertion, transcript, ctx):
+        self.judged.append(transcript)
+        return AssertionOutcome(type=assertion.type, status=self.verdict, reason=f"judged {len(transcript)} messages",
+                                line=assertion.pos.line, column=assertion.pos.column, name=assertion.name,
+                                id=ctx.finding_id(assertion))
+
+    def totals(self):
+        return JudgeTotals()
+
+
+SUITE = """\
+    version: 1
+    suite: Sim
+    flows:
+      - name: refund
+        conversation:
+          request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
+          system: "Be kind."
+        steps:
+          - name: greet
+            user: "Hi, my order is 1042."
+          - name: push
+            simulate: {persona: "an impatient customer", goal: "a refund", max_turns: 3}
+            assertions: [{type: contains, value: "order 1042"}]
+        conversation_assertions:
+          - {type: llm_rubric, rubric: "stays polite"}
+    """
+
+
+def run(tmp_path, judge, chat, suite=SUITE):
+    (tmp_path / "sim.yaml").write_text(textwrap.dedent(suite))
+    suites = load_suites([tmp_path / "sim.yaml"], root=tmp_path, environ={}).suites
+    return run_suites(suites, RunOptions(base_url=chat.url()), judge=judge, environ={})
+
+
+def test_simulated_turns_expand_into_one_step_each_until_done(tmp_path):
+    judge = ScriptedJudge([Played("I want a refund now.", False), Played("Fine, thanks.", True)])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+        sent = chat.sent(OPENAI)
+    flow_run = result.suites[0].flow_runs[0]
+    assert [(s.name, s.turn, s.user) for s in flow_run.steps] == [
+        ("greet", 1, "Hi, my order is 1042."), ("push #1", 2, "I want a refund now."), ("push #2", 3, "Fine, thanks.")]
+    assert len({s.id for s in flow_run.steps}) == 3  # each turn its own identity
+    # The simulator saw the transcript so far, turn numbers 1-based.
+    assert [(t, len(transcript)) for _, _, transcript, t in judge.simulated] == [(2, 3), (3, 5)]
+    assert judge.simulated[0][:2] == ("an impatient customer", "a refund")
+    assert sent[2]["messages"][-1] == {"role": "user", "content": "Fine, thanks."}
+    # Judged once, on the whole transcript.
+    assert judge.judged == [flow_run.transcript] and len(flow_run.transcript) == 7
+    [outcome] = flow_run.conversation_assertions
+    assert outcome.status == "passed" and outcome.id
+    assert result.suites[0].verdict == "passed"
+
+
+def test_max_turns_bounds_a_simulator_that_never_ends(tmp_path):
+    judge = ScriptedJudge([Played(f"again {k}", False) for k in range(5)])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+    assert [s.name for s in result.suites[0].flow_runs[0].steps] == ["greet", "push #1", "push #2", "push #3"]
+
+
+def test_a_failed_conversation_assertion_fails_the_flow_run_as_a_finding(tmp_path):
+    judge = ScriptedJudge([Played("bye", True)], verdict="failed")
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+    suite = result.suites[0]
+    assert suite.flow_runs[0].status == "failed" and suite.verdict == "failed"
+    [finding] = list(findings(result.suites))
+    assert finding.step is None and finding.part == "conversation#llm_rubric#0"
+    assert finding.record.id == suite.flow_runs[0].conversation_assertions[0].id
+
+
+def test_a_budget_spent_mid_conversation_fails_the_suite(tmp_path):
+    judge = ScriptedJudge([Played("refund!", False), BudgetExhausted()])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+    suite = result.suites[0]
+    steps = suite.flow_runs[0].steps
+    assert [(s.name, s.status) for s in steps] == [("greet", "passed"), ("push #1", "passed"), ("push #2", "error")]
+    assert steps[2].error.startswith("turn 3: the judge budget (max_calls 3) ran out")
+    assert steps[2].judge_skip == "budget"
+    assert suite.verdict == "failed" and "1 simulated user turn was not evaluated" in suite.reason
+
+
+def test_a_missing_cassette_is_an_error_naming_the_turn(tmp_path):
+    missing = RuntimeError("turn 2: no recorded simulated user turn for the conversation so far")
+    judge = ScriptedJudge([missing])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+    push = result.suites[0].flow_runs[0].steps[1]
+    assert push.status == "error" and push.error == f"the simulated user: {missing}"
+    assert result.suites[0].verdict == "failed"
+
+
+def test_without_a_judge_simulate_is_an_error_and_nothing_passes(tmp_path):
+    with ChatServer() as chat:
+        result = run(tmp_path, None, chat)
+    suite = result.suites[0]
+    push = suite.flow_runs[0].steps[1]
+    assert push.status == "error" and "no simulator" in push.error
+    assert suite.flow_runs[0].conversation_assertions[0].judge_skip == "no_judge"
+    assert suite.verdict == "failed"
