@@ -4,6 +4,7 @@ message-order rules and sees only the history it is sent; what was sent is read 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -18,12 +19,14 @@ ANTHROPIC = "/anthropic/v1/messages"
 TURNS = ("Hi, my order is 1042.", "When does it arrive?", "Can I change the address?", "Thanks!")
 
 
-def run(tmp_path, suite: str, base_url: str) -> tuple[subprocess.CompletedProcess, object]:
+def run(tmp_path, suite: str, base_url: str, env: dict[str, str] | None = None,
+        ) -> tuple[subprocess.CompletedProcess, object]:
     probes = tmp_path / "probes"
     probes.mkdir(exist_ok=True)
     (probes / "chat.yaml").write_text(textwrap.dedent(suite))
     proc = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", base_url, "--out", "out",
-                           "--format", "markdown"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                           "--format", "markdown,html,junit"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
     assert proc.returncode in (0, 1), proc.stderr
     return proc, load_results(tmp_path / "out" / "results.json")
 
@@ -235,3 +238,20 @@ def test_a_reply_is_never_rendered_as_a_template(tmp_path):
         sent = chat.sent(OPENAI)
     assert proc.returncode == 0, proc.stdout
     assert sent[3]["messages"][-2]["content"] == replies(3)[2] + " {{ env.HOME }}"
+
+
+def test_a_secret_the_user_says_is_masked_in_the_transcript_and_every_report(tmp_path):
+    suite = four_turns("""\
+        request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
+        """).replace("When does it arrive?", "My code is {{ secrets.SHOP_CODE }}.")
+    with ChatServer() as chat:
+        proc, result = run(tmp_path, suite, chat.url(), env={"SHOP_CODE": "s3cr3t-4242"})
+        sent = chat.sent(OPENAI)
+    assert proc.returncode == 0, proc.stdout
+    assert sent[1]["messages"][-1]["content"] == "My code is s3cr3t-4242."  # the API got it
+    flow_run = result.suites[0].flow_runs[0]
+    assert flow_run.steps[1].user == "My code is ***."
+    assert {"role": "user", "content": "My code is ***."} in flow_run.transcript
+    for path in (tmp_path / "out").iterdir():
+        assert "s3cr3t-4242" not in path.read_text(), path.name
+    assert "s3cr3t-4242" not in proc.stdout + proc.stderr
