@@ -7,13 +7,16 @@ transcript prompts are tested on their own; this file checks what the run does w
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
+import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from litmus.judges.service import BudgetExhausted
 from litmus.load import load_suites
-from litmus.results import AssertionOutcome, JudgeTotals
+from litmus.results import AssertionOutcome, JudgeTotals, Mismatch, write_json_atomic
 from litmus.run.runner import RunOptions, run_suites
 from litmus.verdict import findings
 from support.chat_server import ChatServer
@@ -39,6 +42,8 @@ class ScriptedJudge:
 
     script: list[Played | Exception]
     verdict: str = "passed"
+    # Mismatches a failed verdict names (e.g. `turns[3]`).
+    blame: list[Mismatch] = field(default_factory=list)
     config: Config = field(default_factory=Config)
     simulated: list[tuple] = field(default_factory=list)
     judged: list[list[dict]] = field(default_factory=list)
@@ -55,7 +60,7 @@ class ScriptedJudge:
         self.judged.append(transcript)
         return AssertionOutcome(type=assertion.type, status=self.verdict, reason=f"judged {len(transcript)} messages",
                                 line=assertion.pos.line, column=assertion.pos.column, name=assertion.name,
-                                id=ctx.finding_id(assertion))
+                                id=ctx.finding_id(assertion), mismatches=list(self.blame))
 
     def totals(self):
         return JudgeTotals()
@@ -154,3 +159,44 @@ def test_without_a_judge_simulate_is_an_error_and_nothing_passes(tmp_path):
     assert push.status == "error" and "no simulator" in push.error
     assert suite.flow_runs[0].conversation_assertions[0].judge_skip == "no_judge"
     assert suite.verdict == "failed"
+
+
+FOUR = """\
+    version: 1
+    suite: Memory
+    flows:
+      - name: remembers
+        conversation:
+          request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
+        steps:
+          - {name: greet, user: "Hi, my order is 1042."}
+          - {name: eta, user: "When does it arrive?"}
+          - {name: address, user: "Which order was that?"}
+          - {name: thanks, user: "Thanks!"}
+        conversation_assertions:
+          - {type: llm_rubric, name: remembers the order, rubric: "keeps the order number"}
+    """
+
+
+def test_reports_show_the_numbered_transcript_with_the_turn_at_fault(tmp_path):
+    blame = [Mismatch("turns[3]", "the order number 1042", "order unknown", "forgot the order at turn 3")]
+    judge = ScriptedJudge([], verdict="failed", blame=blame)
+    with ChatServer(forget_at=3) as chat:
+        result = run(tmp_path, judge, chat, FOUR)
+    write_json_atomic(tmp_path / "results.json", result.to_dict())
+    proc = subprocess.run([sys.executable, "-m", "litmus", "report", "results.json", "--out", "reports",
+                           "--format", "markdown,html,junit"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    comment = (tmp_path / "reports" / "comment.md").read_text()
+    assert "Conversation (4 turns, turn 3 at fault)" in comment
+    assert "▶ 3      user: Which order was that?" in comment
+    assert "   ◀ turn 3 at fault" in comment
+    assert "  1      user: Hi, my order is 1042." in comment  # other turns numbered, not marked
+    html = (tmp_path / "reports" / "report.html").read_text()
+    assert '<li value="3" class="turn at-fault" title="turn 3 at fault">' in html
+    assert '<li value="2" class="turn">' in html
+    cases = ET.parse(tmp_path / "reports" / "junit.xml").getroot().iter("testcase")
+    names = [case.get("name") for case in cases]
+    assert [n.split(" [")[0] for n in names] == ["greet", "eta", "address", "thanks",
+                                                  "conversation › remembers the order", "intent evaluation"]

@@ -676,3 +676,58 @@ def suite_stats(suite: SuiteResult) -> SuiteStats:
         judge_needs_review=needs_review + assertions["needs_review"],
         judge_tokens=sum(tier.input_tokens + tier.output_tokens for tier in tiers),
     )
+
+
+# ---- conversations: the numbered transcript every report shows for a conversation flow's finding
+
+# `turns[N]` in a transcript judge's mismatch path: the turn it blames (1-based).
+TURN_PATH = re.compile(r"^turns\[(\d+)\]")
+# How much of one message a report quotes.
+TRANSCRIPT_MESSAGE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class TranscriptTurn:
+    number: int  # 1-based: the N-th user message and what followed it
+    messages: list[dict[str, str]]  # the user's message, the reply, tool results
+
+
+def transcript_turns(transcript: list[dict[str, str]]) -> tuple[str | None, list[TranscriptTurn]]:
+    """The system message (if any) and the transcript's turns, numbered as `turns[N]` numbers them."""
+    system = None
+    turns: list[TranscriptTurn] = []
+    for message in transcript:
+        if message.get("role") == "system" and not turns:
+            system = message.get("content")
+        elif message.get("role") == "user" or not turns:
+            turns.append(TranscriptTurn(len(turns) + 1, [message]))
+        else:
+            turns[-1].messages.append(message)
+    return system, turns
+
+
+def turns_at_fault(finding: Finding) -> set[int]:
+    """The turns a conversation finding blames: the step's own turn, or the `turns[N]` its judge named."""
+    if finding.step is not None:
+        return {finding.step.turn} if finding.step.turn else set()
+    return blamed_turns(finding.outcome) if finding.outcome is not None else set()
+
+
+def blamed_turns(outcome: AssertionOutcome) -> set[int]:
+    """The turns a transcript judge named in its mismatches (`turns[N]`)."""
+    return {int(match.group(1)) for m in outcome.mismatches if (match := TURN_PATH.match(m.path))}
+
+
+def transcript_text(transcript: list[dict[str, str]], at_fault: set[int]) -> str:
+    """The transcript as numbered plain text, each turn at fault marked `▶` with a `◀ turn N at fault` line."""
+    system, turns = transcript_turns(transcript)
+    lines = [f"   system: {clip(system, TRANSCRIPT_MESSAGE_CHARS)}"] if system else []
+    for turn in turns:
+        marked = turn.number in at_fault
+        for index, message in enumerate(turn.messages):
+            head = f"{'▶' if marked else ' '}{turn.number:>2}" if index == 0 else "   "
+            text = clip(message.get("content", ""), TRANSCRIPT_MESSAGE_CHARS).replace("\n", "\n" + " " * 15)
+            lines.append(f"{head} {message.get('role', ''):>9}: {text}")
+        if marked:
+            lines.append(f"   ◀ turn {turn.number} at fault")
+    return "\n".join(lines)
