@@ -99,7 +99,7 @@ figure { margin: .5rem 0 1rem; } figcaption { color: var(--muted); font-size: .9
 details.finding { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
 details.finding > summary { cursor: pointer; font-weight: 600; }
 ol.transcript { padding-left: 2.4rem; } ol.transcript li { margin: .3rem 0; }
-ol.transcript li.at-fault { border-left: 4px solid var(--fail, #d1242f); background: rgba(209, 36, 47, .08);
+ol.transcript li.at-fault { border-left: 4px solid var(--fail); background: var(--hl);
   padding-left: .4rem; }
 ol.transcript .role { font-weight: 600; min-width: 5.5rem; display: inline-block; }
 details.finding[open] > summary { margin-bottom: .4rem; }
