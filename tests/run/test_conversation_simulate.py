@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from litmus.judges.service import BudgetExhausted
+from litmus.assertions.base import BudgetExhausted
 from litmus.load import load_suites
 from litmus.results import AssertionOutcome, JudgeTotals, Mismatch, write_json_atomic
 from litmus.run.runner import RunOptions, run_suites

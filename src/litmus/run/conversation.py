@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from litmus.assertions._jsonpaths import find
+from litmus.assertions.base import BudgetExhausted
 from litmus.model import Flow, Step
 from litmus.response import Response
 from litmus.results import StepResult
@@ -219,9 +220,6 @@ def _one_turn(step: Step, turn: Turn, run_turn: RunTurn, render: Callable[[Any],
 def _simulated(step: Step, history: History, simulator: Any,
                render: Callable[[Any], Any]) -> tuple[str, bool] | StepResult:
     """The simulated user's next message and whether the simulator is done, or the step's error result."""
-    # Here, not at the top: the judge service imports the run (its deterministic Intent Evaluation).
-    from litmus.judges.service import BudgetExhausted
-
     turn = history.turn + 1
     if simulator is None:
         return _not_played(step, turn, "no simulator: 'simulate' needs a judge (litmus.yaml 'judge:', or "
