@@ -168,7 +168,9 @@ RunTurn = Callable[[Step, Turn], tuple[StepResult, str | None]]
 
 def turns(flow: Flow, history: History, run_turn: RunTurn, simulator: Any, render: Callable[[Any], Any],
           skip: Callable[[Step, str], StepResult], stopped: Callable[[], str | None]) -> list[StepResult]:
-    """Every step of the conversation in order, `simulate` steps expanded into one result per turn."""
+    """Every step of the conversation in order, `simulate` steps expanded into one result per turn.
+
+    `simulator`: the judge service, or why there is none (a string)."""
     results: list[StepResult] = []
     ended: str | None = None
     for position, step in enumerate(flow.steps):
@@ -221,9 +223,8 @@ def _simulated(step: Step, history: History, simulator: Any,
                render: Callable[[Any], Any]) -> tuple[str, bool] | StepResult:
     """The simulated user's next message and whether the simulator is done, or the step's error result."""
     turn = history.turn + 1
-    if simulator is None:
-        return _not_played(step, turn, "no simulator: 'simulate' needs a judge (litmus.yaml 'judge:', or "
-                                       "--judge-provider replay with recorded turns)")
+    if isinstance(simulator, str):
+        return _not_played(step, turn, f"no simulator: {simulator}")
     try:
         simulated = simulator.simulate_turn(render(step.simulate.persona), render(step.simulate.goal),
                                             [dict(message) for message in history.transcript], turn=turn)

@@ -175,7 +175,9 @@ def _run_conversation(planned: PlannedRun,
             return (_error_step(step, message, None, None, skipped_because=f"step could not finish: {message}"),
                     f"step '{step.name}': {message}")
 
-    simulator = None if env.judge_disabled else env.judge
+    simulator = ("judging is turned off (--no-judge), and 'simulate' needs the judge to play the user"
+                 if env.judge_disabled else env.judge or "'simulate' needs a judge (litmus.yaml 'judge:', or "
+                                                         "--judge-provider replay with recorded turns)")
     steps = turns(planned.flow, history, run_turn, simulator, renderer.render, skipped_step,
                   lambda: "run interrupted before this step" if env.stop.is_set() else None)
     return steps, history, variables
