@@ -28,13 +28,12 @@ from pathlib import Path
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR / "tests"))  # the chat server the tests use: one server, not a copy
 
-from support.chat_server import ChatServer  # noqa: E402
-
 from litmus.load import load_suites  # noqa: E402
 from litmus.response import Response  # noqa: E402
 from litmus.run.conversation import History  # noqa: E402
 from litmus.run.http import OutgoingRequest  # noqa: E402
 from litmus.run.runner import RunOptions, run_suites  # noqa: E402
+from support.chat_server import ChatServer  # noqa: E402
 
 PATH = "/openai/v1/chat/completions"
 
