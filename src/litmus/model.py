@@ -248,6 +248,9 @@ class Suite(Node):
     # `Assertion.files`) and each file a `$ref` names (by the path the `$ref` leads to), parsed at load by the
     # one YAML reader. The run validates with these and reads no schema file again.
     schema_documents: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The tool definitions its `tool_calls` assertions validate arguments with: each `schema_file` (by its real
+    # path, as in `Assertion.files`) as {tool name: its `parameters` JSON Schema}, read and checked at load.
+    tool_definitions: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def steps(self) -> tuple[Step, ...]:

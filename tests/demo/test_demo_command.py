@@ -100,7 +100,8 @@ def test_streaming_findings(demo):
     assert step.stream.done is True and step.stream.text.startswith("I'm sorry your order arrived damaged.")
     assert step.stream.first_event_ms <= step.response.elapsed_ms
     tool = outcomes(result, "Streaming assistant", "Order lookup by tool call")
-    assert [o.status for o, _ in tool] == ["passed", "passed"]
+    assert [o.status for o, _ in tool] == ["passed", "passed", "passed"]
+    assert tool[2][0].reason == "1 tool call (get_order_status): 1 expected call matched, no others, arguments valid"
     [(beta, beta_step)] = outcomes(result, "Streaming assistant", "Beta deployment")
     assert beta.status == "skipped" and beta_step.status == "error"
     assert beta_step.error.startswith("stream cut after 4 events")

@@ -43,6 +43,8 @@ INPUTS = {
                                 "context"),
     "body_file": (".bin", "          body_file: '@@'\n", "request"),
     "multipart": (".bin", "          multipart:\n            up: {file: '@@'}\n", "request"),
+    "tool_calls schema_file": (".json", "          - {type: tool_calls, schema_file: '@@'}\n", "assertion"),
+    "tool_calls $ref": (".json", "          - {type: tool_calls, schema_file: 'tools.json'}\n", "assertion"),
 }
 ATTACKS = ("outside_symlink", "dot_git", "fifo", "dev_zero", "dotdot_escape")
 
@@ -92,6 +94,11 @@ def write_suite(project: Path, field: str, written: str) -> tuple[int, int]:
         (project / "probes" / "ref.json").write_text(json.dumps({"$ref": written}))
         parts[where] = snippet
         marker = "'ref.json'"
+    elif field == "tool_calls $ref":  # a tool's parameters refer to the file
+        tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"$ref": written}}}]
+        (project / "probes" / "tools.json").write_text(json.dumps(tools))
+        parts[where] = snippet
+        marker = "'tools.json'"
     else:
         parts[where] = snippet.replace("@@", written)
         marker = f"'{written}" + ("'" if field != "python" else "")

@@ -142,9 +142,21 @@ def test_detect_api_is_none_for_other_bodies():
 
 
 def test_an_index_that_is_not_a_number_does_not_break_the_reader():
-    frames = [b'data: {"choices": [{"delta": {"tool_calls": [{"index": {"x": 1}, "id": "c", '
+    openai = [b'data: {"choices": [{"delta": {"tool_calls": [{"index": {"x": 1}, "id": "c", '
               b'"function": {"name": "f", "arguments": "{}"}}]}}]}\n\n',
-              b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": [1], '
-              b'"delta": {"type": "input_json_delta", "partial_json": "{"}}\n\n',
               b"data: [DONE]\n\n"]
-    assert read_tool_calls(streamed(frames, "openai"), "openai") == [ToolCall("c", "f", {})]
+    assert read_tool_calls(streamed(openai, "openai"), "openai") == [ToolCall("c", "f", {})]
+    anthropic = [b'data: {"type": "content_block_start", "index": [1], '
+                 b'"content_block": {"type": "tool_use", "id": "t", "name": "g", "input": {}}}\n\n',
+                 b'data: {"type": "content_block_delta", "index": {"a": 1}, '
+                 b'"delta": {"type": "input_json_delta", "partial_json": "{"}}\n\n',
+                 b'data: {"type": "message_stop"}\n\n']
+    assert read_tool_calls(streamed(anthropic, "anthropic"), "anthropic") == [ToolCall("t", "g", {})]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_streamed_arguments_nested_past_the_limit_are_kept_as_text_not_a_crash(fmt):
+    deep = "[" * 100_000 + "]" * 100_000  # past the interpreter's own recursion limit too
+    frames = (openai_stream if fmt == "openai" else anthropic_stream)(("call_1", "f", deep), piece=50_000)
+    (call,) = read_tool_calls(streamed(frames, fmt, chunk=65_536), fmt)
+    assert call.arguments is None and call.raw_arguments == deep

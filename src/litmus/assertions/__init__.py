@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "body": "litmus.assertions.body",
     "xpath": "litmus.assertions.xpath",
     "python": "litmus.assertions.python",
+    "tool_calls": "litmus.assertions.tool_calls",
     # The judged types that differ only in data: one row each in litmus.assertions.judged, listed by family.
     **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "qualitative"},
     "similar": "litmus.assertions.similar",

@@ -40,10 +40,13 @@ Family = Literal["deterministic", "qualitative", "scenario"]
 #   xpath      an XPath 1.0 expression compiled with lxml
 #   function   `path/to/file.py:name`, the file relative to the suite file, defining `name`
 #   mapping    a mapping of any values
+#   calls      a list of expected tool calls, each {name, arguments (a mapping, may hold templates)}
+#   tool_definitions  a JSON/YAML file of OpenAI tool definitions, relative to the suite file, inside the
+#              repository: a list of {type: function, function: {name, parameters (a JSON Schema)}}
 FieldKind = Literal[
     "string", "number", "integer", "boolean", "any", "list", "regex", "jsonpath",
     "json_schema", "file", "status", "variable", "choice", "numeric", "count", "range", "options",
-    "tolerance", "xpath", "function", "mapping",
+    "tolerance", "xpath", "function", "mapping", "calls", "tool_definitions",
 ]
 
 

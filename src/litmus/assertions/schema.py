@@ -31,21 +31,25 @@ def evaluate(assertion, ctx):
         document = ctx.response.json()
     except BodyNotJSON as exc:
         return errored(assertion, str(exc))
-    validator = _validator(assertion, ctx.suite)
     try:
-        # Sorted by instance path; (is-a-key, part) keeps array indexes numeric and comparable.
-        errors = sorted(
-            validator.iter_errors(document),
-            key=lambda e: ([(isinstance(p, str), p) for p in e.absolute_path], e.validator),
-        )
+        found = violations(_validator(assertion, ctx.suite), document)
     except Unresolvable as exc:
         return errored(assertion, f"schema $ref cannot be resolved: {exc}")
-    if not errors:
+    if not found:
         return passed(assertion, "body validates against the schema")
-    # One mismatch per path and reason: `required` fails once per missing name, and the reason names them all.
+    return failed(assertion, [mismatch(format_path(parts), e.validator_value, e.instance, reason)
+                              for parts, reason, e in found])
+
+
+def violations(validator, instance) -> list[tuple[list, str, object]]:
+    """`(instance path parts, reason, error)` of each way `instance` fails, sorted by path: one per path and
+    reason (`required` fails once per missing name, and the reason names them all). Raises
+    `referencing.exceptions.Unresolvable` for a `$ref` that cannot be resolved."""
+    # Sorted by instance path; (is-a-key, part) keeps array indexes numeric and comparable.
+    errors = sorted(validator.iter_errors(instance),
+                    key=lambda e: ([(isinstance(p, str), p) for p in e.absolute_path], e.validator))
     found = {(format_path(e.absolute_path), _reason(e)): e for e in errors}
-    return failed(assertion, [mismatch(path, e.validator_value, e.instance, reason)
-                              for (path, reason), e in found.items()])
+    return [(list(e.absolute_path), reason, e) for (_, reason), e in found.items()]
 
 
 def _reason(error) -> str:
@@ -120,14 +124,18 @@ def _validator(assertion, suite):
     documents = suite.schema_documents
     if "schema_file" in params:
         path = assertion.files["schema_file"]  # resolved, read and parsed (with its $refs) when the suite loaded
-        key = (id(documents), path)
-    else:
-        path = suite.abs_path
-        key = (id(documents), path, json.dumps(params["schema"], sort_keys=True, default=repr))
-    cached = _VALIDATORS.get(key)
+        return cached_validator((path,), lambda: documents[str(path)], path, documents)
+    key = (suite.abs_path, json.dumps(params["schema"], sort_keys=True, default=repr))
+    return cached_validator(key, lambda: params["schema"], suite.abs_path, documents)
+
+
+def cached_validator(key: tuple, schema, path, documents):
+    """The validator of the schema `schema()` gives, read from `path`, its `$ref`s resolved to `documents`
+    (`Suite.schema_documents`): built once per suite and `key`."""
+    full_key = (id(documents), *key)
+    cached = _VALIDATORS.get(full_key)
     if cached is None:
-        schema = documents[str(path)] if "schema_file" in params else params["schema"]
-        cached = _VALIDATORS[key] = (documents, _build_validator(schema, path, documents))
+        cached = _VALIDATORS[full_key] = (documents, _build_validator(schema(), path, documents))
     return cached[1]
 
 

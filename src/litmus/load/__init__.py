@@ -6,8 +6,9 @@ Every file is checked even after one fails; `ProbeError` carries the diagnostics
 (errors, and the warnings found alongside them). A `.yaml`/`.yml` file whose top level is a
 mapping without `suite:` is not a suite and is skipped silently (shared schemas, data), unless it
 has a suite's own keys (`flows:`, `steps:`, `version:`): then it was meant as one (`suit:`) and is
-an error. Any other file that cannot be read as such a mapping is reported too. Finding no suite
-at all is an error: a run that checks nothing must not pass.
+an error. Any other file that cannot be read as such a mapping is reported too, except a list that a
+suite reads as its scenario rows or tool definitions. Finding no suite at all is an error: a run that
+checks nothing must not pass.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     collector = Collector()
     suites: list[Suite] = []
     names: dict[str, Suite] = {}
-    # Files whose top level is a list: an error, unless a suite reads them as its data (checked last).
+    # Files whose top level is a list: an error, unless a suite reads them as its data or tool definitions
+    # (checked last).
     lists: dict[Path, Collector] = {}
     for path in found:
         display = _display(path, root)
@@ -123,6 +125,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
         names[suite.name] = suite
         suites.append(suite)
     data_files = {s.context.scenarios_file for s in suites if s.context and s.context.scenarios_file}
+    data_files |= {Path(path) for s in suites for path in s.tool_definitions}
     for path, diagnostics in lists.items():
         if path not in data_files:
             collector.diagnostics.extend(diagnostics.diagnostics)

@@ -46,7 +46,7 @@ def _at_most_one(*names: str) -> dict[str, Any]:
 
 def _field(spec: FieldSpec) -> dict[str, Any]:
     kind = spec.kind
-    if kind in ("regex", "jsonpath", "file"):
+    if kind in ("regex", "jsonpath", "file", "tool_definitions"):
         schema: dict[str, Any] = {"type": "string", "minLength": 1}
     elif kind == "string":
         schema = {"type": "string"}
@@ -62,6 +62,11 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"enum": list(spec.choices)}
     elif kind == "mapping":
         schema = {"type": "object"}
+    elif kind == "calls":
+        call = _object({"name": {"type": "string", "minLength": 1, "description": "the tool's name"},
+                        "arguments": {"type": "object", "description": "these keys deep-equal the call's"}},
+                       ("name",))
+        schema = {"type": "array", "items": call}
     elif kind == "xpath":
         schema = {"type": "string", "minLength": 1}
     elif kind == "function":

@@ -19,7 +19,7 @@ from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
 from litmus.files import MAX_FILE_BYTES
-from litmus.load import checks
+from litmus.load import checks, tool_calls
 from litmus.load.data_rows import RowError, rows, too_deep
 from litmus.load.diagnostics import Collector, Span
 from litmus.load.fields import Fields, describe
@@ -111,6 +111,7 @@ class SuiteBuilder:
         # Suite.referenced_files (an ordered set): the suite's own file first, as found and where it leads.
         self.referenced: dict[str, None] = dict.fromkeys((file, self.display(abs_path)))
         self.schema_documents: dict[str, Any] = {}
+        self.tool_definitions: dict[str, dict[str, Any]] = {}
 
     def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
         """The mapping's Fields, or None (error recorded) when `item` is not a mapping."""
@@ -192,6 +193,7 @@ class SuiteBuilder:
             flows=tuple(flows), setup=tuple(setup), teardown=tuple(teardown),
             serial=f.take("serial", "boolean", default=False),
             referenced_files=tuple(self.referenced), schema_documents=self.schema_documents,
+            tool_definitions=self.tool_definitions,
         )
 
     def check_base_url(self, f: Fields, base_url: str, scope: Scope) -> None:
@@ -908,6 +910,8 @@ class SuiteBuilder:
             if problem := status_problem(value):
                 f.error(item, problem)
             return value
+        if kind == "calls":
+            return tool_calls.expected_calls(f, name, item)
         value = f.check(item, name, "mapping" if kind == "json_schema" else "string", nonempty=kind != "json_schema")
         if value is MISSING:
             return MISSING
@@ -925,6 +929,8 @@ class SuiteBuilder:
         elif kind == "file" and (path := self.schema_file(f, name, value)):
             referenced[name] = path
         elif kind == "function" and (path := self.function_file(f, item, value)):
+            referenced[name] = path
+        elif kind == "tool_definitions" and (path := tool_calls.tool_definitions(self, item, value)):
             referenced[name] = path
         elif kind == "variable" and (problem := self.variable_problem(value, scope)):
             f.error(item, problem)

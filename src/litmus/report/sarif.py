@@ -55,6 +55,7 @@ _RULE_NAMES = {
     "body": "BodyMismatch",
     "xpath": "XPathMismatch",
     "python": "PythonCheckFailed",
+    "tool_calls": "ToolCallMismatch",
     "llm_rubric": "RubricNotMet",
     "tone": "WrongTone",
     "factual": "FactualError",
