@@ -163,6 +163,7 @@ TOOLS = """\
         steps:
           - name: ask
             user: "Please lookup my order."
+            assertions: [{{type: tool_calls, expected: [{{name: lookup_order, arguments: {{order_id: 1042}}}}]}}]
 {answer}
           - name: then
             user: "And when does it arrive?"
@@ -195,6 +196,7 @@ def test_tool_results_answer_the_call_and_the_conversation_continues(tmp_path, a
             {"type": "text", "text": "And when does it arrive?"}]}
     flow_run = result.suites[0].flow_runs[0]
     assert [s.status for s in flow_run.steps] == ["passed", "passed"]
+    assert flow_run.steps[0].assertions[0].status == "passed"  # tool_calls reads the API's reply
     assert {"role": "tool", "content": 'lookup_order: {"eta": "3 December"}'} in flow_run.transcript
 
 

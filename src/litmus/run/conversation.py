@@ -36,12 +36,16 @@ class UnreadableReply(Exception):
 
 @dataclass
 class ReplyResponse(Response):
-    """The assistant's reply as the step's body: what its assertions read. `api_response` is the API's
+    """The assistant's reply as the step's body: what its assertions read. `received` is the API's
     response itself (its JSON or stream, tool calls included), which extractions and the record keep."""
 
-    api_response: Response | None = None
+    received: Response | None = None
     api: str = "mapping"
     tool_calls: list[ToolCall] = field(default_factory=list)
+
+    @property
+    def api_response(self) -> Response:
+        return self.received
 
 
 @dataclass
@@ -101,7 +105,7 @@ class History:
             raise UnreadableReply(f"the reply cannot be read as {self.api}: {exc}") from None
         return ReplyResponse(status=response.status, headers={"Content-Type": "text/plain; charset=utf-8"},
                              body=text.encode("utf-8"), elapsed_ms=response.elapsed_ms, url=response.url,
-                             encoding="utf-8", api_response=response, api=self.api, tool_calls=calls)
+                             encoding="utf-8", received=response, api=self.api, tool_calls=calls)
 
     def _reply_text(self, response: Response) -> str:
         if self.api in ("openai", "anthropic"):
