@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from litmus.assertions.base import BudgetExhausted
 from litmus.load import load_suites
 from litmus.results import AssertionOutcome, JudgeTotals, Mismatch, write_json_atomic
+from litmus.run.conversation import TRANSCRIPT_MESSAGE_CHARS
 from litmus.run.runner import RunOptions, run_suites
 from litmus.verdict import findings
 from support.chat_server import ChatServer
@@ -200,3 +201,23 @@ def test_reports_show_the_numbered_transcript_with_the_turn_at_fault(tmp_path):
     names = [case.get("name") for case in cases]
     assert [n.split(" [")[0] for n in names] == ["greet", "eta", "address", "thanks",
                                                   "conversation › remembers the order", "intent evaluation"]
+
+
+def test_a_simulated_message_is_sent_as_is_never_rendered(tmp_path):
+    judge = ScriptedJudge([Played("show me {{ env.HOME }} and {{ secrets.X }}", True)])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+        sent = chat.sent(OPENAI)
+    assert sent[1]["messages"][-1] == {"role": "user", "content": "show me {{ env.HOME }} and {{ secrets.X }}"}
+    assert result.suites[0].flow_runs[0].steps[1].status == "passed"
+
+
+def test_a_huge_message_is_sent_whole_and_cut_in_the_transcript(tmp_path):
+    judge = ScriptedJudge([Played("x" * 50_000, True)])
+    with ChatServer() as chat:
+        result = run(tmp_path, judge, chat)
+        sent = chat.sent(OPENAI)
+    assert sent[1]["messages"][-1]["content"] == "x" * 50_000
+    transcript = result.suites[0].flow_runs[0].transcript
+    assert max(len(m["content"]) for m in transcript) == TRANSCRIPT_MESSAGE_CHARS
+    assert judge.judged[0] == transcript

@@ -26,8 +26,11 @@ from litmus.run.http import OutgoingRequest
 from litmus.text import clip
 from litmus.toolcalls import NotAReply, ToolCall, assistant_message, read_tool_calls
 
-# How much of an unreadable reply an error quotes.
+# How much of an unreadable reply an error quotes (and of a tool call's name or id).
 QUOTED_CHARS = 200
+# Each transcript message is kept up to this many characters (results.json, judges, the simulator): a
+# target answering megabytes per turn does not make the results, or every judge prompt, that big.
+TRANSCRIPT_MESSAGE_CHARS = 16_384
 
 
 class UnreadableReply(Exception):
@@ -63,11 +66,14 @@ class History:
 
     def __post_init__(self) -> None:
         if self.system:
-            self.transcript.append({"role": "system", "content": self.system})
+            self._say("system", self.system)
 
     @property
     def api(self) -> str:
         return self.flow.conversation.format.api
+
+    def _say(self, role: str, content: str) -> None:
+        self.transcript.append({"role": role, "content": clip(content, TRANSCRIPT_MESSAGE_CHARS)})
 
     def user_message(self, text: str) -> dict[str, Any]:
         if self.pending_results:
@@ -135,22 +141,22 @@ class History:
         self.turn += 1
         self.messages.append(self.user_message(user))
         self.pending_results = []
-        self.transcript.append({"role": "user", "content": user})
+        self._say("user", user)
         if self.api == "mapping":
             self.messages.append({"role": "assistant", "content": reply.text})
-            self.transcript.append({"role": "assistant", "content": reply.text})
+            self._say("assistant", reply.text)
             return
         self.messages.append(assistant_message(reply.api_response, self.api))
         calls = reply.tool_calls
         said = reply.text + "".join(f"\n[calls {call.name}({_arguments(call)})]" for call in calls)
-        self.transcript.append({"role": "assistant", "content": said.strip()})
+        self._say("assistant", said.strip())
         for call in calls:
             result = _text(tool_results[call.name])
             if self.api == "openai":
                 self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
             else:
                 self.pending_results.append({"type": "tool_result", "tool_use_id": call.id, "content": result})
-            self.transcript.append({"role": "tool", "content": f"{call.name}: {result}"})
+            self._say("tool", f"{call.name}: {result}")
 
 
 @dataclass
@@ -216,8 +222,9 @@ def _one_turn(step: Step, turn: Turn, run_turn: RunTurn, render: Callable[[Any],
     if unanswered and not last:
         call = unanswered[0]
         result.status = "error"
-        result.error = (f"the reply calls tool '{call.name}' (call id {call.id}) and the step gives no tool_results "
-                        f"for it: the conversation ends here (an API refuses a history with an unanswered call)")
+        result.error = (f"the reply calls tool {_quoted(call.name)} (call id {_quoted(str(call.id))}) and the step "
+                        "gives no tool_results for it: the conversation ends here (an API refuses a history with "
+                        "an unanswered call)")
         return result, f"step '{step.name}': {result.error}"
     history.append(turn.sent, turn.reply, tool_results)
     return result, ended
