@@ -81,6 +81,8 @@ class JudgeConfig:
     escalation: EscalationConfig | None = None
     # The embeddings model of `similar`; None: not configured (a `similar` check is then an error).
     embeddings: ProviderConfig | None = None
+    # The simulated user of `simulate:` steps; None: the first tier plays it.
+    simulator: ProviderConfig | None = None
     # --no-cache: neither read nor write verdicts (the replay provider still reads cassettes).
     use_cache: bool = True
     # --record: also write a cassette per verdict, for the replay provider.
@@ -119,7 +121,7 @@ _OVERRIDES: tuple[tuple[str, str, str, str], ...] = (
     ("cache", "cache_dir", "LITMUS_CACHE_DIR", "string"),
     ("timeout_ms", "judge_timeout_ms", "LITMUS_JUDGE_TIMEOUT_MS", "positive"),
 )
-_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "retries", "max_tokens"}
+_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "simulator", "retries", "max_tokens"}
 _TIER_KEYS = ("provider", "model", "base_url", "api_key_env")
 _TRUE = ("1", "true", "yes", "on")
 # Where a setting given by a flag or a LITMUS_* variable is said to come from (the operator's, never the PR's).
@@ -273,14 +275,15 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _tier_sections(values: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """Each provider section (judge, escalation.to, embeddings) as given: the prefix naming its fields, the
-    setting whose position it has, and the section."""
+    """Each provider section (judge, escalation.to, embeddings, simulator) as given: the prefix naming its
+    fields, the setting whose position it has, and the section."""
     sections = [("judge.", "api_key_env", values)]
     escalation = values.get("escalation")
     if isinstance(escalation, dict) and isinstance(escalation.get("to"), dict):
         sections.append(("judge.escalation.to.", "escalation", escalation["to"]))
-    if isinstance(values.get("embeddings"), dict):
-        sections.append(("judge.embeddings.", "embeddings", values["embeddings"]))
+    for name in ("embeddings", "simulator"):
+        if isinstance(values.get(name), dict):
+            sections.append((f"judge.{name}.", name, values[name]))
     return sections
 
 
@@ -312,8 +315,9 @@ def _untrusted_settings(values: dict[str, Any], sources: dict[str, Position],
             left_out.append(f"judge.{field}")
     if isinstance(kept.get("escalation"), dict) and isinstance(kept["escalation"].get("to"), dict):
         kept["escalation"] = {**kept["escalation"], "to": dict(kept["escalation"]["to"])}
-    if isinstance(kept.get("embeddings"), dict):
-        kept["embeddings"] = dict(kept["embeddings"])
+    for name in ("embeddings", "simulator"):
+        if isinstance(kept.get(name), dict):
+            kept[name] = dict(kept[name])
     for prefix, _, section in _tier_sections(kept)[1:]:  # copies: sections only a file can give
         for field in ("base_url", "api_key_env"):
             if field in section and not allowed(section, field):
@@ -348,11 +352,15 @@ def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: boo
     else:
         # A replayed run replays embeddings too: the cassettes hold both.
         embeddings = ProviderConfig("replay", "recorded") if tier1.provider == "replay" else None
+    simulator = _simulator(values["simulator"], tier1, sources["simulator"], problems) \
+        if "simulator" in values else None
+    if simulator is _INVALID:
+        return None
     cache = Path(values.get("cache", DEFAULT_CACHE_DIR))
     return JudgeConfig(
         provider=tier1.provider, model=tier1.model, base_url=tier1.base_url, api_key_env=tier1.api_key_env,
         cache=cache if cache.is_absolute() else root / cache, use_cache=use_cache, record=record,
-        escalation=escalation, embeddings=embeddings,
+        escalation=escalation, embeddings=embeddings, simulator=simulator,
         **{k: values[k] for k in ("threshold", "concurrency", "max_calls", "timeout_ms", "retries", "max_tokens")
            if k in values},
     )
@@ -373,6 +381,26 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Coll
         problems.error(span, "judge.embeddings.model is required (e.g. text-embedding-3-small)")
         return _INVALID
     return _inherit(ProviderConfig(provider, model.strip(), raw.get("base_url"), raw.get("api_key_env")), tier1)
+
+
+def _simulator(raw: Any, tier1: ProviderConfig, where: Position, problems: Collector) -> Any:
+    """The simulated user's provider, fields left out taken from the first tier; or _INVALID (the problem recorded)."""
+    span = Span(where)
+    if not isinstance(raw, dict) or set(raw) - set(_TIER_KEYS):
+        problems.error(span, f"judge.simulator takes {', '.join(_TIER_KEYS)} (fields left out are the judge's)")
+        return _INVALID
+    provider = _coerce(raw.get("provider", tier1.provider), "choice", "simulator.provider", where, problems)
+    if provider == NO_JUDGE:
+        problems.error(span, "judge.simulator.provider: 'none' plays no user; leave judge.simulator out to use the "
+                             "judge")
+        return _INVALID
+    model = raw.get("model")
+    if provider is _INVALID or (model is not None and (not isinstance(model, str) or not model.strip())):
+        if provider is not _INVALID:
+            problems.error(span, f"judge.simulator.model: expected a non-empty string, got {model!r}")
+        return _INVALID
+    model = model.strip() if model else ("replay" if provider == "replay" else "")
+    return _inherit(ProviderConfig(provider, model, raw.get("base_url"), raw.get("api_key_env")), tier1)
 
 
 def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -> Any:

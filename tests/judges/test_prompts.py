@@ -20,7 +20,8 @@ def _blocks(prompt):
 def test_every_type_states_intent_criterion_ground_truth_and_the_judged_text():
     ctx = context(None, '{"reply": "Order 1042 is delayed."}')
     fields = {"rubric": "Mentions the delay", "tone": "polite", "ground_truth": "Order 1042 is delayed",
-              "context": "Order 1042 is delayed", "question": "Where is my order?"}
+              "context": "Order 1042 is delayed", "question": "Where is my order?", "role": "a shop assistant",
+              "goal": "learn when order 1042 arrives"}
     for kind, (criterion, params) in prompts.CRITERIA.items():
         prompt, _, _ = build_prompt(assertion(kind, **{f: fields[f] for f, _ in params}), ctx)
         nonce, blocks = _blocks(prompt)

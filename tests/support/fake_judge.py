@@ -8,7 +8,12 @@ arrival time) so tests can check exactly what a provider sent and how often.
 Script it with rules, first match wins: `judge.when("Order 1042", score=90)` answers prompts
 containing that text; `times=1` makes a rule single-use (a 429 and then a verdict); `text=` sends
 any raw content (garbage, a fenced block); `status=` an HTTP error; `delay=` slows the answer.
-Unmatched prompts get `judge.default` (a score of 90 unless changed).
+Unmatched prompts get `judge.default` (a score of 90 unless changed). `decide=` computes the reply
+from the prompt it was sent (a judge that reads the transcript, not one scripted on a needle).
+
+`judge.play_user([...])` makes it also play the simulated user of `simulate:` steps: the prompt's
+turn N gets the N-th message, and `{"done": true}` after the last. `judge.connections` counts the TCP
+connections accepted, so a test can prove that a replayed run made none.
 
 `POST /v1/embeddings` answers like OpenAI's embeddings API with `embedding(text)`: a deterministic
 bag-of-words vector, so texts sharing most words are close (cosine near 1) and unrelated ones are not.
@@ -22,12 +27,16 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 API_KEY = "sk-test-fake-judge-key-0123456789"
 EMBEDDING_SIZE = 64
+# What the simulated user's prompt starts with (litmus.judges.prompts.SIMULATOR_SYSTEM), and how it asks for a turn.
+SIMULATOR_PROMPT = "You play the user of a chat assistant"
+SIMULATOR_TURN = re.compile(r"Write your message of turn (\d+)")
 
 
 def embedding(text: str) -> list[float]:
@@ -51,8 +60,11 @@ class Rule:
     error: str = "scripted error"
     delay: float = 0.0
     times: int | None = None
+    decide: Callable[[str], str] | None = None
 
-    def content(self) -> str:
+    def content(self, prompt: str) -> str:
+        if self.decide is not None:
+            return self.decide(prompt)
         if self.text is not None:
             return self.text
         return json.dumps({"score": self.score, "reason": self.reason, "mismatches": self.mismatches})
@@ -81,6 +93,7 @@ class FakeJudge:
         self.rules: list[Rule] = []
         self.default = Rule()
         self.received: list[Received] = []
+        self.connections = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -98,6 +111,17 @@ class FakeJudge:
         with self._lock:
             self.rules.append(Rule(contains=contains, **reply))
         return self
+
+    def play_user(self, messages: list[str]) -> FakeJudge:
+        """Answer the simulated user's prompts: turn N says messages[N-1]; past the last, done."""
+
+        def turn(prompt: str) -> str:
+            number = int(SIMULATOR_TURN.search(prompt).group(1))
+            if number > len(messages):
+                return json.dumps({"message": "", "done": True})
+            return json.dumps({"message": messages[number - 1], "done": False})
+
+        return self.when(SIMULATOR_PROMPT, decide=turn)
 
     def calls(self, path: str | None = None) -> list[Received]:
         with self._lock:
@@ -135,6 +159,11 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            with judge._lock:
+                judge.connections += 1
+
         def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -166,7 +195,7 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             if rule.status != 200:
                 return self._send(rule.status, {"error": {"message": rule.error, "type": "server_error"}},
                                   rule.headers)
-            text = rule.content()
+            text = rule.content(received.prompt)
             self._send(200, {
                 "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                 "model": received.body.get("model"),
@@ -195,7 +224,7 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             if rule.status != 200:
                 return self._send(rule.status, {"type": "error", "error": {"type": "api_error",
                                                                            "message": rule.error}}, rule.headers)
-            text = rule.content()
+            text = rule.content(received.prompt)
             self._send(200, {
                 "id": "msg_fake", "type": "message", "role": "assistant", "model": received.body.get("model"),
                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",

@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "qualitative"},
     "similar": "litmus.assertions.similar",
     **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "scenario"},
+    **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "conversation"},
 }
 
 

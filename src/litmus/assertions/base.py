@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from litmus.response import Response
     from litmus.results import AssertionOutcome
 
-Family = Literal["deterministic", "qualitative", "scenario"]
+Family = Literal["deterministic", "qualitative", "scenario", "conversation"]
 
 # How the loader checks a field's value:
 #   string     a string (may hold {{ templates }})     number / integer / boolean

@@ -56,6 +56,22 @@ _ROWS = (
                                 templated=True),
         },
     ),
+    # Judged on a conversation's whole transcript (`conversation_assertions`), never on one response.
+    AssertionSpec(
+        type="knowledge_retention", family="conversation",
+        doc="Later answers stay consistent with facts the user gave or the assistant stated earlier.",
+    ),
+    AssertionSpec(
+        type="role_adherence", family="conversation", doc="The assistant keeps to its role in every turn.",
+        fields={"role": FieldSpec("string", "the role the assistant must keep", required=True, templated=True)},
+    ),
+    AssertionSpec(
+        type="conversation_completeness", family="conversation",
+        doc="The user's goal was met by the end of the conversation.",
+        fields={
+            "goal": FieldSpec("string", "the user's goal (default: the suite's intent)", templated=True),
+        },
+    ),
 )
 
 # type name -> spec, in the table's order (the registry's, so the schema's, docs' and SARIF rules').

@@ -6,13 +6,15 @@ type's fields, build the type's prompt, and turn the service's decision into an 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from litmus.assertions._jsonpaths import find
 from litmus.decisions import Decision as HumanDecision
 from litmus.decisions import content_sha256, decide_outcome
 from litmus.judges.escalation import Decision
-from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt
+from litmus.judges.prompts import SCENARIO_TYPES, Block, Prompt, assertion_prompt, transcript_prompt, turn_count
 from litmus.response import BodyNotJSON
 from litmus.results import AssertionOutcome, JudgedReply, JudgeRecord, Mismatch
 from litmus.text import MARK
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
 # The judged text is cut here: enough for any chat reply, bounded for cost.
 MAX_JUDGED_CHARS = 20_000
 DEFAULT_THRESHOLD = 75.0
+# A turn as a judge may name it: `turns[3]`, `$.turns[3]`, `turn 3`, `Turn 3, assistant`, `3`.
+TURN = re.compile(r"\s*(?:\$\.?)?(?:turns?)?\s*[\[.]?\s*(\d+)\b", re.IGNORECASE)
 
 
 class NotJudgeable(Exception):
@@ -64,6 +68,52 @@ def build_prompt(assertion: Assertion, ctx: EvalContext) -> JudgedInput:
                        content)
 
 
+def build_transcript_prompt(assertion: Assertion, transcript: list[dict], ctx: EvalContext) -> JudgedInput:
+    """The judged input of one assertion judged on a conversation's transcript (given unmasked: the content
+    hash is over it, the prompt gets each message redacted and cut like a judged response)."""
+    redact = ctx.redact
+    try:
+        rendered = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
+    except Exception as exc:  # as in build_prompt: this assertion, and only it, is an error
+        raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
+    if assertion.type == "conversation_completeness" and not rendered.get("goal"):
+        if not ctx.suite.intent:
+            raise NotJudgeable("conversation_completeness needs the user's goal: give it a `goal`, or give the "
+                               "suite an `intent`")
+        rendered["goal"] = ctx.suite.intent.strip()
+    scenario = ctx.scenario
+    scenario_data = reference = None
+    if assertion.type in SCENARIO_TYPES:
+        scenario_data = redact(json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str))
+        if assertion.type == "accurate_with_scenario_context":
+            if not scenario.reference_response:
+                raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
+            reference = redact(scenario.reference_response)
+    # Masked before the cut: a secret across the cut must not leave a readable part behind.
+    masked = [{**message, "content": _cut(redact(rendered_text(message.get("content", ""))))}
+              for message in transcript]
+    intent = redact(ctx.suite.intent) if ctx.suite.intent else None
+    facts = scenario_facts(scenario) if assertion.type in SCENARIO_TYPES else None
+    text = json.dumps(transcript, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    prompt = transcript_prompt(assertion.type, {name: redact(value) for name, value in rendered.items()}, masked,
+                               intent, scenario_data, reference)
+    return JudgedInput(prompt, "$", content_sha256(assertion.type, rendered, text, facts))
+
+
+def turn_placer(transcript: list[dict]) -> Callable[[Mismatch], Mismatch]:
+    """Places a judge's mismatch at `turns[N]` (1-based) when it names a turn of `transcript`; a turn number
+    outside it, or no turn number, is dropped (the path is `$`, the whole conversation), the reason kept."""
+    turns = turn_count(transcript)
+
+    def place(mismatch: Mismatch) -> Mismatch:
+        named = TURN.match(mismatch.path)
+        number = int(named.group(1)) if named else 0
+        path = f"turns[{number}]" if 1 <= number <= turns else "$"
+        return Mismatch(path, mismatch.expected, mismatch.actual, mismatch.reason)
+
+    return place
+
+
 def scenario_facts(scenario: Scenario | None) -> dict[str, Any] | None:
     """What the content hash takes of a scenario: its data and reference (None without a scenario)."""
     return None if scenario is None else {"data": scenario.data, "reference": scenario.reference_response}
@@ -81,9 +131,13 @@ def human_outcome(assertion: Assertion, decision: HumanDecision, threshold: floa
 def judged_text(select: str | None, ctx: EvalContext) -> tuple[str, str]:
     """`selected_text` cut to MAX_JUDGED_CHARS: what a judge is shown."""
     text, where = selected_text(select, ctx)
-    if len(text) > MAX_JUDGED_CHARS:
-        text = text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
-    return text, where
+    return _cut(text), where
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_JUDGED_CHARS:
+        return text
+    return text[:MAX_JUDGED_CHARS] + f"\n[{MARK} {len(text) - MAX_JUDGED_CHARS} more characters cut by Litmus]"
 
 
 def judged_reply(assertion: Assertion, ctx: EvalContext) -> JudgedReply | None:
@@ -127,8 +181,12 @@ def threshold_for(assertion: Assertion, ctx: EvalContext, default: float) -> flo
 
 
 def decision_outcome(assertion: Assertion, decision: Decision, threshold: float, where: str,
-                     reply: JudgedReply | None = None) -> AssertionOutcome:
-    mismatches = [_placed(m, assertion.type, where) for m in (decision.verdict.mismatches if decision.verdict else ())]
+                     reply: JudgedReply | None = None,
+                     place: Callable[[Mismatch], Mismatch] | None = None) -> AssertionOutcome:
+    """The outcome of a judge's decision; `place` puts each of the judge's mismatches (default: at the
+    scenario-data path for scenario-aware types, else at `where`)."""
+    place = place or (lambda mismatch: _placed(mismatch, assertion.type, where))
+    mismatches = [place(m) for m in (decision.verdict.mismatches if decision.verdict else ())]
     if decision.status != "passed" and not mismatches:
         expected = f"a score of at least {threshold:g}" if decision.status == "failed" else "a judge verdict"
         actual = decision.score if decision.status == "failed" else None

@@ -5,6 +5,9 @@
                                     so a cassette recorded with any judge replays under any config
     <dir>/embeddings/<sha256>.json  key: provider, model, text (the embeddings of `similar`)
     <dir>/cassettes/<sha256>.json   key: the text only, for embeddings (replayed like verdicts)
+    <dir>/simulator/<sha256>.json   key: provider, model, prompt version, messages, parameters (the
+                                    simulated user's turns, whose prompt holds the transcript so far)
+    <dir>/cassettes/<sha256>.json   key: kind, prompt version, messages, for the simulated user's turns
 
 Files are written atomically (temporary file + rename), so concurrent writers of the same key
 (identical prompts judged at once) leave one whole file, never a mix. Each file holds the reply as
@@ -54,6 +57,15 @@ def verdict_key(provider: str, model: str, parameters: dict[str, Any], prompt: P
 
 def cassette_key(prompt: Prompt, tier: int) -> str:
     return _sha({"prompt_version": prompt.version, "messages": prompt.messages, "tier": tier})
+
+
+def simulator_key(provider: str, model: str, parameters: dict[str, Any], prompt: Prompt) -> str:
+    return _sha({"kind": "simulated_turn", "provider": provider, "model": model, "parameters": parameters,
+                 "prompt_version": prompt.version, "messages": prompt.messages})
+
+
+def simulator_cassette_key(prompt: Prompt) -> str:
+    return _sha({"kind": "simulated_turn", "prompt_version": prompt.version, "messages": prompt.messages})
 
 
 def embedding_key(provider: str, model: str, text: str) -> str:
@@ -165,6 +177,11 @@ def verdict_store(cache_dir: Path, root: Path | None = None) -> ReplyStore:
     return ReplyStore(cache_dir / "verdicts", check=_consistent_verdict, ignored=_tracked(cache_dir / "verdicts", root))
 
 
+def simulator_store(cache_dir: Path, root: Path | None = None) -> ReplyStore:
+    """The simulated user's cache; with the repository `root`, without the entries git tracks there."""
+    return ReplyStore(cache_dir / "simulator", check=_same_judge, ignored=_tracked(cache_dir / "simulator", root))
+
+
 def _tracked(directory: Path, root: Path | None) -> frozenset[str]:
     return tracked_names(directory, root) if root is not None else frozenset()
 
@@ -204,7 +221,7 @@ class DistrustedRecording(Exception):
 
 def _consistent_verdict(entry: dict[str, Any], provider: str, model: str) -> bool:
     """From this judge, and its summary says the verdict its reply parses to."""
-    if entry.get("judge") != {"provider": provider, "model": model}:
+    if not _same_judge(entry, provider, model):
         return False
     try:
         verdict = parse_verdict(entry["reply"])
@@ -212,6 +229,10 @@ def _consistent_verdict(entry: dict[str, Any], provider: str, model: str) -> boo
         return False
     summary = entry.get("verdict")
     return isinstance(summary, dict) and summary.get("score") == verdict.score
+
+
+def _same_judge(entry: dict[str, Any], provider: str, model: str) -> bool:
+    return entry.get("judge") == {"provider": provider, "model": model}
 
 
 def _read_bounded(path: Path) -> bytes | None:

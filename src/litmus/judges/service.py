@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -40,13 +41,17 @@ from litmus.judges.cache import (
     embedding_cassettes,
     embedding_key,
     embedding_store,
+    simulator_cassette_key,
+    simulator_key,
+    simulator_store,
     verdict_key,
     verdict_store,
 )
 from litmus.judges.embeddings import Embedding, OpenAIEmbeddings, ReplayEmbeddings, cosine
 from litmus.judges.escalation import Decision, TierResult, budget_blocked, decide, should_escalate
-from litmus.judges.prompts import Prompt, intent_prompt
+from litmus.judges.prompts import SCENARIO_TYPES, Prompt, intent_prompt, simulator_prompt
 from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
+from litmus.judges.simulator import NoCassette, SimulatedTurn, SimulatorError, parse_turn
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.load import repo_root
 from litmus.results import AssertionOutcome, IntentEvaluation, JudgeRecord, JudgeTier, JudgeTotals, Mismatch
@@ -71,24 +76,31 @@ class JudgeConfigError(ValueError):
     """The judge cannot be set up (e.g. its API key variable is not set); the message names the variable."""
 
 
+class MissingCassette(ProviderError):
+    """Replay: no recording for this prompt; the message names its key."""
+
+
 class ReplayProvider:
-    """Recorded replies only: the cassette for (prompt, tier), or an error naming the missing key;
-    DistrustedRecording for a cassette `recordings` refuses."""
+    """Recorded replies only: the cassette under `key(prompt)`, or MissingCassette naming the key;
+    DistrustedRecording for a cassette `recordings` refuses. `role` says whose recording it is (a judge
+    tier, the simulated user)."""
 
     parameters: dict = {}
 
-    def __init__(self, tier: ProviderConfig, config: JudgeConfig, tier_number: int, recordings: Recordings):
+    def __init__(self, tier: ProviderConfig, config: JudgeConfig, recordings: Recordings,
+                 key: Callable[[Prompt], str], role: str):
         self.name, self.model = tier.provider, tier.model
         self._store = cassette_store(config.cache)
-        self._tier = tier_number
+        self._key = key
+        self._role = role
         self._recordings = recordings
 
     def complete(self, prompt: Prompt) -> Completion:
-        key = cassette_key(prompt, self._tier)
+        key = self._key(prompt)
         entry = self._store.get(key)
         if entry is None:
-            raise ProviderError(
-                f"replay: no cassette {key} (tier {self._tier}, prompt {prompt.version}: {prompt.summary}) in "
+            raise MissingCassette(
+                f"replay: no cassette {key} ({self._role}, prompt {prompt.version}: {prompt.summary}) in "
                 f"{self._store.directory}; record one with --record and a live judge"
             )
         refusal = self._recordings.refusal(self._store.path(key))
@@ -103,10 +115,12 @@ class ReplayProvider:
 
 class JudgeService:
     def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
-                 secrets: Mapping[str, str] | None = None,
+                 simulator: HTTPProvider | ReplayProvider, secrets: Mapping[str, str] | None = None,
                  embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None,
                  decisions: DecisionBook | None = None):
         self.config = config
+        # The simulated user of `simulate:` steps (`judge.simulator`, else the first tier's model).
+        self.simulator = simulator
         # Human decisions, asked before any judge: a match is the verdict, and no judge is called.
         self.decisions = decisions or DecisionBook(())
         self.tiers = tiers
@@ -117,6 +131,7 @@ class JudgeService:
         self._embedding_cassettes = embedding_cassettes(config.cache)
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="litmus-judge")
         self._verdicts = verdict_store(config.cache, root)
+        self._simulations = simulator_store(config.cache, root)
         self._cassettes = cassette_store(config.cache)
         self._secrets = dict(secrets or {})
         self._redactor = Redactor()
@@ -165,15 +180,22 @@ class JudgeService:
             secrets[tier.api_key_env] = key
             return key
 
-        for number, tier in enumerate(chain, start=1):
+        def provider(tier: ProviderConfig, key_setting: str, what: str, role: str,
+                     recorded: Callable[[Prompt], str]) -> HTTPProvider | ReplayProvider:
             if tier.provider == "replay":
-                tiers.append(ReplayProvider(tier, config, number, recordings))
-                continue
-            key = api_key(tier, "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env", "judge")
-            tiers.append(PROVIDER_CLASSES[tier.provider](
-                tier, key, timeout_ms=config.timeout_ms, retries=config.retries, max_tokens=config.max_tokens,
-                pool_size=config.concurrency,
-            ))
+                return ReplayProvider(tier, config, recordings, recorded, role)
+            return PROVIDER_CLASSES[tier.provider](
+                tier, api_key(tier, key_setting, what), timeout_ms=config.timeout_ms, retries=config.retries,
+                max_tokens=config.max_tokens, pool_size=config.concurrency,
+            )
+
+        for number, tier in enumerate(chain, start=1):
+            setting = "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env"
+            recorded = functools.partial(cassette_key, tier=number)
+            tiers.append(provider(tier, setting, "judge", f"tier {number}", recorded))
+        simulator = provider(config.simulator or config.tier1,
+                             "judge.simulator.api_key_env" if config.simulator else "judge.api_key_env",
+                             "simulated user", "simulated user", simulator_cassette_key)
         embedder = None
         if config.embeddings is not None and config.embeddings.provider == "replay":
             embedder = ReplayEmbeddings(config.cache, recordings)
@@ -182,7 +204,7 @@ class JudgeService:
                 config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
                 timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
             )
-        service = cls(config, tiers, secrets, embedder, decisions)
+        service = cls(config, tiers, simulator, secrets, embedder, decisions)
         if distrusted_cache:
             service.cache_note = (f"the verdict cache {config.cache} is not used in an untrusted run (it may hold "
                                   "what the pull request wrote): every judged check is judged afresh")
@@ -208,6 +230,66 @@ class JudgeService:
             return _hashed(not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold),
                            content)
         return _hashed(judged_assertion.decision_outcome(assertion, decision, threshold, where, reply), content)
+
+    def evaluate_transcript(self, assertion: Assertion, transcript: list[dict], ctx: EvalContext) -> AssertionOutcome:
+        """An LLM-based assertion judged on a conversation (`conversation_assertions`): the judged text is the
+        transcript (`[{role, content}]`, unmasked: the content hash is over it), mismatches name `turns[N]`."""
+        threshold = judged_assertion.threshold_for(assertion, ctx, self.config.threshold)
+        if assertion.type in SCENARIO_TYPES and ctx.scenario is None:
+            return not_judged(assertion, "no_scenario", threshold=threshold)
+        try:
+            prompt, where, content = judged_assertion.build_transcript_prompt(assertion, transcript, ctx)
+        except judged_assertion.NotJudgeable as exc:
+            return judged_assertion.outcome(assertion, "error", str(exc), threshold=threshold, mismatches=[
+                Mismatch("$", "a judgeable conversation", None, str(exc))])
+        human = self.decisions.lookup(ctx.finding_id(assertion), content)
+        if human is not None:
+            return judged_assertion.human_outcome(assertion, human, threshold, where)
+        try:
+            decision = self.judge(prompt, threshold)
+        except BudgetExhausted:
+            return _hashed(not_judged(assertion, "budget", max_calls=self.config.max_calls, threshold=threshold),
+                           content)
+        return _hashed(judged_assertion.decision_outcome(assertion, decision, threshold, where,
+                                                         place=judged_assertion.turn_placer(transcript)), content)
+
+    def simulate_turn(self, persona: str, goal: str, transcript: list[dict], *, turn: int) -> SimulatedTurn:
+        """The simulated user's message of `turn` after `transcript` (masked, as results.json has it): from the
+        cache, a cassette (replay) or a call counted against `max_calls`. BudgetExhausted past the budget;
+        NoCassette in replay when the transcript so far has no recording; SimulatorError when no turn came."""
+        provider = self.simulator
+        live = not isinstance(provider, ReplayProvider)
+        masked = [{**message, "content": self._redact(judged_assertion.rendered_text(message.get("content", "")))}
+                  for message in transcript]
+        prompt = simulator_prompt(self._redact(persona), self._redact(goal), masked, turn)
+        key = simulator_key(provider.name, provider.model, provider.parameters, prompt)
+        entry = self._simulations.get(key, provider.name, provider.model) if live and self.config.use_cache else None
+        started = time.monotonic()
+        try:
+            if entry is not None:
+                completion = Completion(entry["reply"])
+            else:
+                if live:
+                    self._reserve_call()
+                completion = provider.complete(prompt)
+        except MissingCassette as exc:
+            raise NoCassette(turn, str(exc)) from None
+        except DistrustedRecording as exc:
+            raise SimulatorError(f"turn {turn}: {exc}") from None
+        except ProviderError as exc:
+            raise SimulatorError(f"turn {turn}: simulated user unavailable: {self._redact(str(exc))}") from None
+        finally:
+            self._clock(started)
+        latency, cached = _ms(started), entry is not None or not live
+        with self._lock:
+            self._totals.cached += cached
+            self._totals.input_tokens += 0 if cached else completion.input_tokens
+            self._totals.output_tokens += 0 if cached else completion.output_tokens
+        if entry is None and live and self.config.use_cache:
+            self._store(self._simulations, key, prompt, provider, completion, latency, None)
+        if entry is None and live and self.config.record:
+            self._store(self._cassettes, simulator_cassette_key(prompt), prompt, provider, completion, latency, None)
+        return parse_turn(completion.text)
 
     def evaluate_similarity(self, assertion: Assertion, ctx: EvalContext) -> AssertionOutcome:
         """`similar`: cosine similarity of the reference's and the response's embeddings vs `threshold`."""
@@ -471,7 +553,7 @@ class JudgeService:
             self.executor.shutdown(wait=False, cancel_futures=True)
             return
         self.executor.shutdown(wait=True)
-        for provider in self.tiers:
+        for provider in [*self.tiers, self.simulator]:
             provider.close()
         if self.embedder is not None:
             self.embedder.close()
