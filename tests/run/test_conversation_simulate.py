@@ -93,7 +93,8 @@ def run(tmp_path, judge, chat, suite=SUITE):
 
 
 def test_simulated_turns_expand_into_one_step_each_until_done(tmp_path):
-    judge = ScriptedJudge([Played("I want a refund now.", False), Played("Fine, thanks.", True)])
+    judge = ScriptedJudge([Played("I want a refund now.", False), Played("Fine, thanks.", False),
+                           Played("", True)])
     with ChatServer() as chat:
         result = run(tmp_path, judge, chat)
         sent = chat.sent(OPENAI)
@@ -102,7 +103,7 @@ def test_simulated_turns_expand_into_one_step_each_until_done(tmp_path):
         ("greet", 1, "Hi, my order is 1042."), ("push #1", 2, "I want a refund now."), ("push #2", 3, "Fine, thanks.")]
     assert len({s.id for s in flow_run.steps}) == 3  # each turn its own identity
     # The simulator saw the transcript so far, turn numbers 1-based.
-    assert [(t, len(transcript)) for _, _, transcript, t in judge.simulated] == [(2, 3), (3, 5)]
+    assert [(t, len(transcript)) for _, _, transcript, t in judge.simulated] == [(2, 3), (3, 5), (4, 7)]
     assert judge.simulated[0][:2] == ("an impatient customer", "a refund")
     assert sent[2]["messages"][-1] == {"role": "user", "content": "Fine, thanks."}
     # Judged once, on the whole transcript.
@@ -120,10 +121,12 @@ def test_max_turns_bounds_a_simulator_that_never_ends(tmp_path):
 
 
 def test_a_failed_conversation_assertion_fails_the_flow_run_as_a_finding(tmp_path):
-    judge = ScriptedJudge([Played("bye", True)], verdict="failed")
+    judge = ScriptedJudge([Played("bye", True)], verdict="failed")  # done at once: no simulated turn
     with ChatServer() as chat:
         result = run(tmp_path, judge, chat)
     suite = result.suites[0]
+    assert [(s.name, s.status) for s in suite.flow_runs[0].steps] == [("greet", "passed"), ("push", "skipped")]
+    assert "ended the conversation before its first turn" in suite.flow_runs[0].steps[1].assertions[0].reason
     assert suite.flow_runs[0].status == "failed" and suite.verdict == "failed"
     [finding] = list(findings(result.suites))
     assert finding.step is None and finding.part == "conversation#llm_rubric#0"
@@ -204,7 +207,7 @@ def test_reports_show_the_numbered_transcript_with_the_turn_at_fault(tmp_path):
 
 
 def test_a_simulated_message_is_sent_as_is_never_rendered(tmp_path):
-    judge = ScriptedJudge([Played("show me {{ env.HOME }} and {{ secrets.X }}", True)])
+    judge = ScriptedJudge([Played("show me {{ env.HOME }} and {{ secrets.X }}", False), Played("", True)])
     with ChatServer() as chat:
         result = run(tmp_path, judge, chat)
         sent = chat.sent(OPENAI)
@@ -213,7 +216,7 @@ def test_a_simulated_message_is_sent_as_is_never_rendered(tmp_path):
 
 
 def test_a_huge_message_is_sent_whole_and_cut_in_the_transcript(tmp_path):
-    judge = ScriptedJudge([Played("x" * 50_000, True)])
+    judge = ScriptedJudge([Played("x" * 50_000, False), Played("", True)])
     with ChatServer() as chat:
         result = run(tmp_path, judge, chat)
         sent = chat.sent(OPENAI)

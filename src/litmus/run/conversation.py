@@ -201,10 +201,14 @@ def turns(flow: Flow, history: History, run_turn: RunTurn, simulator: Any, rende
                 ended = f"step '{turn_step.name}': {played.error}"
                 break
             message, done = played
-            final = done or k == step.simulate.max_turns
-            if message:
-                result, ended = _one_turn(turn_step, Turn(history, message), run_turn, render, last and final)
-                results.append(result)
+            if done or not message:  # the goal was reached or refused: the simulated user says nothing more
+                if k == 1:  # the step still has its place in the results, and says why it sent nothing
+                    results.append(skip(step, "the simulated user ended the conversation before its first turn "
+                                              "(goal reached or refused)"))
+                break
+            final = k == step.simulate.max_turns
+            result, ended = _one_turn(turn_step, Turn(history, message), run_turn, render, last and final)
+            results.append(result)
             if final or ended is not None or (ended := stopped()) is not None:
                 break
     return results
