@@ -257,3 +257,16 @@ def test_a_secret_the_user_says_is_masked_in_the_transcript_and_every_report(tmp
     for path in (tmp_path / "out").iterdir():
         assert "s3cr3t-4242" not in path.read_text(), path.name
     assert "s3cr3t-4242" not in proc.stdout + proc.stderr
+
+
+def test_each_turn_keeps_the_whole_history_it_sent_for_its_curl(tmp_path):
+    long = "x" * 1500
+    with ChatServer() as chat:
+        proc, result = run(tmp_path, four_turns("""\
+            request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
+            """).replace("Thanks!", long).replace("When does it arrive?", long), chat.url())
+        sent = chat.sent(OPENAI)
+    assert proc.returncode == 0, proc.stdout
+    last = result.suites[0].flow_runs[0].steps[3].request
+    assert len(last.body) > 4096 and not last.body_truncated  # beyond a plain step's excerpt
+    assert json.loads(last.body) == sent[3]

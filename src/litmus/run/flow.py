@@ -49,6 +49,8 @@ from litmus.verdict import NOT_PASSED, decide_flow_run
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
+# A conversation turn's request keeps more: its body is the history, which its curl must send again.
+CONVERSATION_REQUEST_CHARS = 65_536
 # A streamed step's results keep its first events (the count says how many there were).
 RECORDED_EVENTS = 100
 RAW_STREAM_CHARS = 2048
@@ -243,6 +245,10 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         return skipped_step(step, "run interrupted before this step"), "run interrupted before this step"
     attempts = step.retry.attempts if step.retry else 1
     transport_retries = 0
+
+    def sent() -> RequestExcerpt:
+        return _request_excerpt(prepared, out, step, env, turn is not None)
+
     scenario_id = planned.scenario.id if planned.scenario else None
     finding_ids = dict(zip((a.pos for a in step.assertions), step_finding_ids(
         planned.suite.name, planned.flow.name, scenario_id, step.name, step.assertions), strict=True))
@@ -250,7 +256,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         try:
             response = env.client.send(session, prepared, out)
         except TransportError as exc:
-            result = _error_step(step, str(exc), _request_excerpt(prepared, out, step, env), exc.partial)
+            result = _error_step(step, str(exc), sent(), exc.partial)
             result.attempts = attempt
             result.transport_retries = transport_retries + exc.retries
             result.generated = dict(generated)
@@ -267,7 +273,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
                 turn.reply = checked = turn.history.read(response)
             except UnreadableReply as exc:
                 message = f"turn {turn.history.turn + 1}: {exc}"
-                result = _error_step(step, message, _request_excerpt(prepared, out, step, env), response,
+                result = _error_step(step, message, sent(), response,
                                      skipped_because=f"no reply: {message}")
                 result.attempts, result.transport_retries = attempt, transport_retries
                 result.generated = dict(generated)
@@ -296,7 +302,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         # The later steps would run without the variable: this step is the error, and the flow run stops.
         status, stop_flow_reason = "error", f"step '{step.name}': {extract_error}"
     result = StepResult(
-        name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared, out, step, env),
+        name=step.name, line=step.pos.line, status=status, request=sent(),
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
         error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
@@ -541,13 +547,15 @@ def _masked(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: MASK if k.lower() in SENSITIVE_HEADERS else str(v) for k, v in headers.items()}
 
 
-def _excerpt(text: str) -> tuple[str, bool]:
-    return (text[:EXCERPT_CHARS], True) if len(text) > EXCERPT_CHARS else (text, False)
+def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> tuple[str, bool]:
+    return (text[:limit], True) if len(text) > limit else (text, False)
 
 
-def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnvironment) -> RequestExcerpt:
+def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnvironment,
+                     conversation_turn: bool = False) -> RequestExcerpt:
     body = describe_body(prepared)
-    text, cut = _excerpt(body) if body is not None else (None, False)
+    limit = CONVERSATION_REQUEST_CHARS if conversation_turn else EXCERPT_CHARS
+    text, cut = _excerpt(body, limit) if body is not None else (None, False)
     probe_headers = [name for name in prepared.headers if name.lower() in {k.lower() for k in out.headers}]
     if "Content-Type" in prepared.headers and "content-type" not in map(str.lower, probe_headers) \
             and (out.has_json or out.data is not None or out.multipart is not None or out.body_file is not None):
