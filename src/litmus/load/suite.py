@@ -433,12 +433,10 @@ class SuiteBuilder:
         if request.json is not MISSING and not isinstance(request.json, dict):
             rf.error(rf.raw("json"), f"a conversation's 'json' must be a mapping (the history is added to it), "
                                      f"not {describe(request.json)}")
+        elif conversation_format.api == "mapping":
+            self.history_place(rf.raw("json"), conversation_format.history_path)
         elif isinstance(request.json, dict):
-            filled = HISTORY_KEYS.get(conversation_format.api, ())
-            if conversation_format.api == "mapping" and conversation_format.history_path:
-                filled = (conversation_format.history_path[2:].split(".")[0],) if \
-                    conversation_format.history_path.count(".") == 1 else ()
-            for key in filled:
+            for key in HISTORY_KEYS[conversation_format.api]:
                 if key in request.json:
                     rf.error(request_item.value["json"].keys[key],
                              f"'{key}' is where Litmus puts the conversation: leave it out of 'json'")
@@ -450,6 +448,23 @@ class SuiteBuilder:
             rf.error(rf.raw("stream"), f"{with_article(conversation_format.api)} conversation is streamed as "
                                        f"'{conversation_format.api}', not '{stream.format}'")
         return request, Conversation(item.pos, cf.field_pos, format=conversation_format, system=system)
+
+    def history_place(self, json_item: Item | None, history_path: str) -> None:
+        """`history_path` must lead to a key the request's json leaves free, through mappings only (the run
+        would otherwise replace what the probe wrote)."""
+        node = json_item
+        *parents, last = history_path[2:].split(".")
+        for key in parents:
+            if node is None or key not in node.value:
+                return
+            node = node.value[key]
+            if not isinstance(node.value, dict):
+                self.c.error(node.span, f"history_path {history_path} goes through '{key}', which holds "
+                                        f"{describe(node.value)}, not a mapping")
+                return
+        if node is not None and last in node.value:
+            self.c.error(node.keys[last].span, f"'{last}' is where Litmus puts the conversation (history_path "
+                                               f"{history_path}): leave it out of 'json'")
 
     def conversation_format(self, cf: Fields) -> ConversationFormat | None:
         """`format: openai | anthropic | {history_path, reply_path, history: none}` (default openai)."""
