@@ -224,3 +224,21 @@ def test_a_huge_message_is_sent_whole_and_cut_in_the_transcript(tmp_path):
     transcript = result.suites[0].flow_runs[0].transcript
     assert max(len(m["content"]) for m in transcript) == TRANSCRIPT_MESSAGE_CHARS
     assert judge.judged[0] == transcript
+
+
+def test_no_judge_skips_simulated_turns_on_purpose_and_the_conversation_goes_on(tmp_path):
+    suite = SUITE.replace("""            assertions: [{type: contains, value: "order 1042"}]
+""", """            assertions: [{type: contains, value: "order 1042"}]
+          - {name: last, user: "Still there?", assertions: [{type: contains, value: "turn 2:"}]}
+""")
+    (tmp_path / "sim.yaml").write_text(textwrap.dedent(suite))
+    suites = load_suites([tmp_path / "sim.yaml"], root=tmp_path, environ={}).suites
+    with ChatServer() as chat:
+        result = run_suites(suites, RunOptions(base_url=chat.url(), judge_disabled=True), environ={})
+    suite_result = result.suites[0]
+    steps = suite_result.flow_runs[0].steps
+    assert [(s.name, s.status, s.turn) for s in steps] == [("greet", "passed", 1), ("push", "skipped", None),
+                                                            ("last", "passed", 2)]
+    assert "--no-judge" in steps[1].assertions[0].reason
+    assert suite_result.flow_runs[0].conversation_assertions[0].judge_skip == "disabled"
+    assert suite_result.verdict == "passed"

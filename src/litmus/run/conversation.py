@@ -33,6 +33,10 @@ QUOTED_CHARS = 200
 TRANSCRIPT_MESSAGE_CHARS = 16_384
 
 
+# --no-judge: simulate steps are skipped on purpose (they fail nothing), as judged checks are.
+JUDGING_OFF = "judging is turned off"
+
+
 class UnreadableReply(Exception):
     """The reply cannot be read in the conversation's format (or the API answered with an error status)."""
 
@@ -180,7 +184,7 @@ def turns(flow: Flow, history: History, run_turn: RunTurn, simulator: Any, rende
           skip: Callable[[Step, str], StepResult], stopped: Callable[[], str | None]) -> list[StepResult]:
     """Every step of the conversation in order, `simulate` steps expanded into one result per turn.
 
-    `simulator`: the judge service, or why there is none (a string)."""
+    `simulator`: the judge service, JUDGING_OFF (--no-judge), or why there is none (a string)."""
     results: list[StepResult] = []
     ended: str | None = None
     for position, step in enumerate(flow.steps):
@@ -192,6 +196,9 @@ def turns(flow: Flow, history: History, run_turn: RunTurn, simulator: Any, rende
         if step.simulate is None:
             result, ended = _one_turn(step, Turn(history), run_turn, render, last)
             results.append(result)
+            continue
+        if simulator is JUDGING_OFF:  # a choice, like a judged check's: the conversation goes on without these turns
+            results.append(skip(step, "judging is turned off (--no-judge): no simulated user"))
             continue
         for k in range(1, step.simulate.max_turns + 1):
             turn_step = replace(step, name=f"{step.name} #{k}")

@@ -38,7 +38,7 @@ from litmus.results import (
     StreamEvent,
     StreamRecord,
 )
-from litmus.run.conversation import History, Turn, UnreadableReply, turns
+from litmus.run.conversation import JUDGING_OFF, History, Turn, UnreadableReply, turns
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import MAX_REDIRECTS, FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
@@ -177,9 +177,8 @@ def _run_conversation(planned: PlannedRun,
             return (_error_step(step, message, None, None, skipped_because=f"step could not finish: {message}"),
                     f"step '{step.name}': {message}")
 
-    simulator = ("judging is turned off (--no-judge), and 'simulate' needs the judge to play the user"
-                 if env.judge_disabled else env.judge or "'simulate' needs a judge (litmus.yaml 'judge:', or "
-                                                         "--judge-provider replay with recorded turns)")
+    simulator = JUDGING_OFF if env.judge_disabled else env.judge or (
+        "'simulate' needs a judge (litmus.yaml 'judge:', or --judge-provider replay with recorded turns)")
     steps = turns(planned.flow, history, run_turn, simulator, renderer.render, skipped_step,
                   lambda: "run interrupted before this step" if env.stop.is_set() else None)
     return steps, history, variables
