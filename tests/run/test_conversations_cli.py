@@ -254,6 +254,8 @@ def test_a_secret_the_user_says_is_masked_in_the_transcript_and_every_report(tmp
     flow_run = result.suites[0].flow_runs[0]
     assert flow_run.steps[1].user == "My code is ***."
     assert {"role": "user", "content": "My code is ***."} in flow_run.transcript
+    second = flow_run.steps[1].request
+    assert second.secrets == ["SHOP_CODE"]  # the curl says which secret stands behind its ***
     for path in (tmp_path / "out").iterdir():
         assert "s3cr3t-4242" not in path.read_text(), path.name
     assert "s3cr3t-4242" not in proc.stdout + proc.stderr

@@ -599,8 +599,10 @@ def _part_texts(part: FormPart) -> list[str]:
 
 
 def _secrets_used(step: Step, env: RunEnvironment) -> dict[str, str]:
-    """name -> value of each `{{ secrets.NAME }}` the step's request mentions."""
-    names = {ref.name.split(".", 1)[1] for ref in references(repr(step.request)) if ref.namespace == "secrets"}
+    """name -> value of each `{{ secrets.NAME }}` the step's request (or its user message and tool results,
+    which a conversation sends in the body) mentions."""
+    sent = repr((step.request, step.user, step.tool_results))
+    names = {ref.name.split(".", 1)[1] for ref in references(sent) if ref.namespace == "secrets"}
     return {name: env.environ[name] for name in sorted(names) if env.environ.get(name)}
 
 
