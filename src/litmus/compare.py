@@ -23,6 +23,7 @@ from litmus.results import (
     ScoreComparison,
     ScoreStats,
 )
+from litmus.text import count
 from litmus.verdict import Checked, checked, stamp
 
 # The 97.5th percentile of the standard normal distribution: a two-sided 95% interval.
@@ -188,10 +189,10 @@ def _compare_scores(head_items: dict[str, list[Checked]],
 def headline(summary: BaselineSummary) -> str:
     """'2 new findings, 3 already failing, 1 fixed; 1 flow regressed': the check run's title and the
     first line of every report."""
-    text = (f"{summary.new} new finding{'s' * (summary.new != 1)}, {summary.unchanged} already failing, "
+    text = (f"{count(summary.new, 'new finding')}, {summary.unchanged} already failing, "
             f"{summary.fixed} fixed")
     if summary.regressed:
-        text += f"; {summary.regressed} flow{'s' * (summary.regressed != 1)} regressed"
+        text += f"; {count(summary.regressed, 'flow')} regressed"
     return text
 
 

@@ -388,6 +388,29 @@ def summarize(result: RunResult, decisions: Iterable[Decision], summary: Decisio
     return summary
 
 
+def merge_summaries(summaries: Iterable[DecisionsSummary | None], merged: RunResult) -> DecisionsSummary | None:
+    """The decisions summary of shards merged into `merged` (`litmus merge`): sources, stale and ignored notes
+    united without repeats, and the counts taken from the merged document. A decision one shard found stale
+    (its finding judged there with other content) that matches an outcome another shard judged is not stale:
+    by `summarize`'s rule, a decision whose content was judged anywhere in the run took effect."""
+    present = [summary for summary in summaries if summary is not None]
+    if not present:
+        return None
+    judged = {(outcome.id, outcome.content_sha256) for outcome in judged_outcomes(merged)}
+    united = DecisionsSummary(applied=sum(o.decided_by is not None for o in judged_outcomes(merged)))
+    seen: set[tuple] = set()
+    for summary in present:
+        united.sources.extend(source for source in summary.sources if source not in united.sources)
+        for kind, notes in (("stale", summary.stale), ("ignored", summary.ignored)):
+            for note in notes:
+                key = (kind, note.finding, note.content, note.where)
+                if key in seen or (kind == "stale" and (note.finding, note.content) in judged):
+                    continue
+                seen.add(key)
+                getattr(united, kind).append(note)
+    return united
+
+
 def _ids(result: RunResult) -> tuple[set[str], set[str]]:
     """The finding ids of the document, and those of deterministic assertion outcomes."""
     present: set[str] = set()

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from litmus.compare import merge_baselines
+from litmus.decisions import merge_summaries
 from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
 from litmus.text import noun_for
 from litmus.verdict import decide_run, decide_suite
@@ -181,6 +182,7 @@ def merge(documents: list[RunResult], names: list[str] | None = None,
     merged = RunResult(run=run, verdict="failed", tool=documents[0].tool,
                        judge=totals, suites=suites, schema_version=documents[0].schema_version)
     decide_run(merged)
+    merged.decisions = merge_summaries((doc.decisions for doc in documents), merged)
     try:
         merged.baseline = merge_baselines(documents, merged)
     except ValueError as exc:

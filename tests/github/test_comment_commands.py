@@ -23,10 +23,14 @@ import yaml
 
 import decisions.test_decision_provenance as provenance
 import github.test_trust_attacks as attacks
+import references.reference_helpers as reference_helpers
 from litmus.decisions import DECISIONS_FILE, Decision
 from litmus.github.decision_records import RECORD_MARKER, record_block
+from litmus.load import load_suites
+from litmus.references import patch, plan_reference_updates
 from litmus.report.markdown import MARKER
-from support.fake_github import BOT, FORK
+from litmus.results import load_results
+from support.fake_github import BOT, FORK, REPOSITORY
 from support.fake_judge import FakeJudge
 
 EVENTS = Path(__file__).parent / "events"
@@ -56,12 +60,18 @@ def tracked_files(workspace: Path, commit: str) -> dict[str, bytes]:
 class PullRequestRepo:
     """The repository of a same-repository pull request, in git and in the fake GitHub alike."""
 
-    def __init__(self, tmp_path: Path, github, target, judge) -> None:
+    def __init__(self, tmp_path: Path, github, target, judge, probes: dict[str, str] | None = None,
+                 head_repository: tuple[str, int] = REPOSITORY) -> None:
+        """`probes`: the repository's probe files (path -> text; default: SUITE, whose reply needs review)."""
         self.tmp_path, self.github, self.target, self.judge = tmp_path, github, target, judge
-        target.json("/answer", {"reply": "Your parcel arrives some day."})
-        judge.when("delivery day", text="no verdict here")  # unparseable, no tier 2: needs review
+        if probes is None:
+            target.json("/answer", {"reply": "Your parcel arrives some day."})
+            judge.when("delivery day", text="no verdict here")  # unparseable, no tier 2: needs review
+            probes = {"probes/orders.yaml": SUITE}
         self.workspace, self.main = attacks.make_repository(tmp_path)
-        (self.workspace / "probes" / "orders.yaml").write_text(SUITE)
+        for name, text in probes.items():
+            (self.workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.workspace / name).write_text(text)
         (self.workspace / "litmus.yaml").write_text("judge:\n  provider: openai\n  model: judge-small\n")
         self.main = self.commit("judged probes")
         attacks.git(self.workspace, "checkout", "-q", "-b", "probes")
@@ -71,7 +81,7 @@ class PullRequestRepo:
         github.state.add_commit(tracked_files(self.workspace, self.main), sha=self.main, branch="main")
         github.state.add_commit(tracked_files(self.workspace, self.head), [self.main], sha=self.head,
                                 branch="probes")
-        github.state.add_pr(REPO, PR, head_sha=self.head, base_sha=self.main)
+        github.state.add_pr(REPO, PR, head_sha=self.head, base_sha=self.main, head_repository=head_repository)
 
     def commit(self, message: str) -> str:
         attacks.git(self.workspace, "add", "-A")
@@ -221,7 +231,7 @@ def test_a_second_command_right_after_the_first_commits_on_top_and_the_next_run_
     (decision,) = decisions_at(fake_github, second)
     assert (decision["verdict"], decision["reason"]) == ("pass", "on second thought")
     assert checks_on(fake_github, second)[0]["conclusion"] == "success"
-    assert "only .litmus/decisions.yaml changed" in replies(fake_github)[-1]["body"]
+    assert "only files these commands wrote changed" in replies(fake_github)[-1]["body"]
 
     # The next `litmus run` of the branch as the commands left it: the same reply is not judged again.
     (pr.workspace / ".litmus").mkdir(exist_ok=True)
@@ -427,7 +437,8 @@ def test_a_command_on_a_fork_replies_with_the_patch_and_counts_in_the_next_untru
     assert not fake_github.calls("POST", "/git/") and not fake_github.calls("PATCH", "/git/")
     (reply,) = [c for c in fork_comments(fake_github) if c["body"].startswith(RECORD_MARKER)]
     patch = reply["body"].split("```diff\n")[1].split("\n```")[0]
-    assert patch.startswith(f"--- /dev/null\n+++ b/{DECISIONS_FILE}\n") and f"\n+- finding: {finding}\n" in patch
+    assert patch.startswith(f"diff --git a/{DECISIONS_FILE} b/{DECISIONS_FILE}\nnew file mode 100644\n--- /dev/null\n")
+    assert f"\n+- finding: {finding}\n" in patch
     (tmp_path / "decision.patch").write_text(patch + "\n")
     attacks.git(workspace, "apply", "--check", str(tmp_path / "decision.patch"))
     checks = [c for c in checks_on(fake_github, head) if "decided by ann" in c["output"]["title"]]
@@ -471,14 +482,209 @@ def test_a_record_quoted_inside_the_actions_own_report_counts_for_nothing(tmp_pa
     assert code == 1 and len(judge.calls()) == calls + 1, log
 
 
+# ---- a command whose commit lands but whose check run GitHub refuses
 
-def test_accept_references_is_parsed_and_permission_checked_but_answered_as_not_done_here(tmp_path, fake_github, pr):
-    """The reference planning (litmus.references) is merged separately; until the action carries it out, the
-    command is answered, never silently dropped, and changes nothing."""
+
+def test_a_check_run_refused_after_the_commit_is_said_and_the_commit_still_recorded(tmp_path, fake_github, pr):
+    fake_github.state.permissions["ann"] = "write"
+    fake_github.state.fail["create_check_run"] = 500
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']} fine"),
+                            fake_github.url)
+
+    assert code == 0, log
+    head = fake_github.state.branches["probes"]
+    assert head != pr.head and decisions_at(fake_github, head)[0]["by"] == "ann"
+    (reply,) = replies(fake_github)
+    assert reply["body"].startswith(RECORD_MARKER) and "nothing changed" not in reply["plain"]
+    assert f"committed as {head[:12]}" in reply["plain"]
+    assert f"the check run on {head[:12]} was not updated" in reply["plain"] and "HTTP 500" in reply["plain"]
+    assert "Decided by a human" in sticky(fake_github)["body"], "the comment is still updated"
+
+
+# ---- /litmus accept-references [SUITE]
+
+RETURNS_SUITE = """\
+version: 1
+suite: Returns
+context:
+  name: returns
+  scenarios_file: data/returns.csv
+flows:
+  - name: Ask
+    steps:
+      - name: ask
+        request: {method: POST, url: /chat, json: {order_id: "{{ scenario.data.order_id }}"}}
+        assertions:
+          - type: accurate_with_scenario_context
+            select: $.reply
+"""
+RETURNS_CSV = "id,order_id,reference_response\nr1,21,Order 21 is refunded.\nr2,22,Order 22 arrives on 5 December.\n"
+REFERENCE_PROBES = {"probes/orders.yaml": reference_helpers.SUITE,
+                    "probes/answers/filed.txt": "Order 8 was delivered.\n",
+                    "probes/returns.yaml": RETURNS_SUITE, "probes/data/returns.csv": RETURNS_CSV}
+
+
+def reference_pr(tmp_path, github, target, judge, head_repository=REPOSITORY, event="pull_request") -> PullRequestRepo:
+    """A pull request whose run judged each scenario's reply against its reference (needs review: the judge
+    answers nothing it can read), its results uploaded by a run of `event`."""
+    target.route("/chat", lambda req: (200, {"Content-Type": "application/json"}, json.dumps(
+        {"reply": reference_helpers.reply_for(req.json()["order_id"])}).encode()))
+    judge.when(None, text="no verdict here")
+    repo = PullRequestRepo(tmp_path, github, target, judge, REFERENCE_PROBES, head_repository)
+    code, log, _ = repo.pull_request_run(repo.head)
+    assert code == 1, log
+    repo.upload(repo.head, event=event, head_repository=head_repository)
+    return repo
+
+
+def planned(repo: PullRequestRepo, suite_names=()) -> list:
+    """The edits `litmus accept-references` makes on a checkout of the head, with the same results."""
+    result = load_results(repo.workspace / "litmus-report" / "results.json")
+    suites = load_suites([repo.workspace / "probes"], root=repo.workspace, environ={}, strict_env=False).suites
+    plan = plan_reference_updates(result, suites, repo.workspace, suite_names)
+    assert not plan.refusals and plan.edits
+    return plan.edits
+
+
+@pytest.fixture
+def references_judge():
+    with FakeJudge(api_key=KEY) as judge:
+        yield judge
+
+
+def test_accept_references_commits_exactly_the_planned_bytes_and_replies_with_the_diff(
+        tmp_path, fake_github, target, references_judge):
+    repo = reference_pr(tmp_path, fake_github, target, references_judge)
+    fake_github.state.permissions["ann"] = "write"
+    edits = planned(repo)
+    assert {e.display for e in edits} == {"probes/orders.yaml", "probes/answers/filed.txt", "probes/data/returns.csv",
+                                          "probes/references/orders/delayed.txt",
+                                          "probes/references/orders/fresh.txt"}
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.url)
+
+    assert code == 0, log
+    head = fake_github.state.branches["probes"]
+    assert fake_github.state.commits[head]["parents"] == [repo.head]
+    before = fake_github.state.files_at(repo.head)
+    assert fake_github.state.files_at(head) == {**before, **{e.display: e.new for e in edits}}
+    (reply,) = replies(fake_github)
+    assert reply["body"].startswith(RECORD_MARKER) and f"committed as {head[:12]} (5 files changed)" in reply["plain"]
+    shown = reply["body"].split("```diff\n")[1].split("\n```")[0]
+    assert shown + "\n" == patch(edits)
+    assert "\n-      reference_response: Order 1042 is delayed.   # approved in March\n" in shown
+    assert "\n+r1,21,Order 21 arrives on 5 December.\n" in shown
+    assert "a reference change does not change it" in reply["plain"]
+    (check,) = checks_on(fake_github, head)
+    assert check["conclusion"] == "failure" and "references accepted by ann" in check["output"]["title"]
+    # Nothing of the pull request's was fetched or checked out: its files came through the contents API, at the head.
+    assert not fake_github.calls("GET", "/tarball|/zipball")
+    assert {c.query["ref"] for c in fake_github.calls("GET", "/contents")} == {repo.head}
+
+    # Results of the first head still hold after the handler's own commit: a later command decides on them.
+    finding = attacks.results(repo.workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"][0]["id"]
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {finding} wrong"), fake_github.url)
+    third = fake_github.state.branches["probes"]
+    assert fake_github.state.commits[third]["parents"] == [head]
+    assert "only files these commands wrote changed" in replies(fake_github)[-1]["plain"]
+
+    # A person's later change to a reference file is not the handler's: the results no longer hold.
+    pushed = fake_github.state.add_commit({**fake_github.state.files_at(third),
+                                           "probes/references/orders/fresh.txt": "edited by hand\n"},
+                                          [third], branch="probes")
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} fine"), fake_github.url)
+    (neutral,) = checks_on(fake_github, pushed)
+    assert neutral["conclusion"] == "neutral" and "probes/references/orders/fresh.txt" in plain(
+        neutral["output"]["summary"])
+
+
+def test_accept_references_on_a_fork_replies_with_a_patch_that_applies_to_the_head(
+        tmp_path, fake_github, target, references_judge):
+    repo = reference_pr(tmp_path, fake_github, target, references_judge, head_repository=FORK,
+                        event="pull_request_target")
+    fake_github.state.permissions["ann"] = "admin"
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Returns"), fake_github.url)
+
+    assert code == 0, log
+    assert not fake_github.calls("POST", "/git/") and not fake_github.calls("PATCH", "/git/")
+    (reply,) = replies(fake_github)
+    assert "in a fork" in reply["plain"] and not reply["body"].startswith(RECORD_MARKER)
+    shown = reply["body"].split("```diff\n")[1].split("\n```")[0]
+    assert shown + "\n" == patch(planned(repo, ["Returns"]))
+    (tmp_path / "references.patch").write_text(shown + "\n")
+    attacks.git(repo.workspace, "apply", "--check", str(tmp_path / "references.patch"))
+    checks = [c for c in checks_on(fake_github, repo.head) if "references accepted by ann" in c["output"]["title"]]
+    assert [c["conclusion"] for c in checks] == ["failure"]
+
+
+@pytest.mark.parametrize("spoil, why", [
+    ("truncated", "cut at the body cap"),
+    ("disagree", "the runs disagree"),
+])
+def test_accept_references_refuses_what_is_not_the_whole_one_reply_and_commits_nothing(
+        tmp_path, fake_github, target, references_judge, spoil, why):
+    repo = reference_pr(tmp_path, fake_github, target, references_judge)
+    fake_github.state.permissions["ann"] = "write"
+    results = attacks.results(repo.workspace)
+    flow_runs = results["suites"][0]["flow_runs"]
+    if spoil == "truncated":
+        flow_runs[0]["steps"][0]["assertions"][0]["reply"]["truncated"] = True
+    else:  # a second run of the same scenario that answered otherwise
+        other = json.loads(json.dumps(flow_runs[0]))
+        other["run_index"] = 1
+        other["steps"][0]["assertions"][0]["reply"]["text"] = "Order 1042 is lost."
+        flow_runs.append(other)
+    (repo.workspace / "litmus-report" / "results.json").write_text(json.dumps(results))
+    fake_github.state.workflow_runs.clear()
+    repo.upload(repo.head, 502)
+    checks = len(fake_github.state.check_runs)
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders"), fake_github.url)
+
+    assert code == 0, log
+    (reply,) = replies(fake_github)
+    assert "@ann nothing changed" in reply["plain"] and why in reply["plain"] and "delayed" in reply["plain"]
+    assert "Nothing was committed" in reply["plain"]
+    assert fake_github.state.branches["probes"] == repo.head and not fake_github.calls("POST", "/git/")
+    assert len(fake_github.state.check_runs) == checks
+
+
+@pytest.mark.parametrize("who, suite, why", [
+    ("ann", "../../etc", "no suite"),
+    ("ann", "Order", "did you mean 'Orders'"),
+    ("rita", "Orders", "'read'"),
+])
+def test_accept_references_for_no_suite_of_the_results_or_from_a_reader_reads_nothing(
+        tmp_path, fake_github, target, references_judge, who, suite, why):
+    repo = reference_pr(tmp_path, fake_github, target, references_judge)
     fake_github.state.permissions.update({"ann": "write", "rita": "read"})
-    run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders", login="rita"), fake_github.url)
-    run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders"), fake_github.url)
-    refused, not_here = replies(fake_github)
-    assert "@rita nothing changed" in refused["plain"] and "'read'" in refused["plain"]
-    assert "@ann nothing changed" in not_here["plain"] and "litmus accept-references" in not_here["plain"]
-    assert fake_github.state.branches["probes"] == pr.head and len(fake_github.state.check_runs) == 1
+
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept-references {suite}", login=who), fake_github.url)
+
+    (reply,) = replies(fake_github)
+    assert f"@{who} nothing changed" in reply["plain"] and why in reply["plain"]
+    assert not fake_github.calls("GET", "/contents") and all("etc" not in c.path for c in fake_github.state.calls)
+    assert fake_github.state.branches["probes"] == repo.head
+
+
+def test_accept_references_when_someone_pushes_meanwhile_fails_cleanly(tmp_path, fake_github, target,
+                                                                        references_judge):
+    repo = reference_pr(tmp_path, fake_github, target, references_judge)
+    fake_github.state.permissions["ann"] = "write"
+    pushed = {}
+
+    def someone_pushes():
+        pushed["sha"] = fake_github.state.add_commit({"probes/orders.yaml": "changed\n"}, [repo.head], branch="probes")
+
+    fake_github.state.before["update_ref"] = someone_pushes
+    checks = len(fake_github.state.check_runs)
+
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.url)
+
+    assert code == 0, log
+    assert fake_github.state.branches["probes"] == pushed["sha"], "the push must not be overwritten"
+    (reply,) = replies(fake_github)
+    assert "branch moved" in reply["plain"] and "nothing was committed" in reply["plain"]
+    assert not reply["body"].startswith(RECORD_MARKER) and len(fake_github.state.check_runs) == checks

@@ -6,7 +6,7 @@ import pytest
 
 from litmus.cli import main
 from litmus.merge import MergeError, merge
-from litmus.results import JudgeTotals, load_results, write_results
+from litmus.results import DecidedBy, DecisionNote, DecisionsSummary, JudgeTotals, load_results, write_results
 
 
 def shards(result, total=2):
@@ -94,3 +94,30 @@ def test_cli(result, tmp_path, capsys):
     assert load_results(out).suites[0].pass_rate == 50.0
     assert main(["merge", paths[0], "-o", str(out)]) == 2
     assert "missing shard 2/2" in capsys.readouterr().err
+
+
+def test_decision_summaries_are_united_and_a_decision_applied_in_any_shard_is_not_stale(result):
+    """Two runs of one judged finding land in different shards: the decision matches the reply of one (applied
+    there) and not the other's (stale there). The merged run applied it, so it is not stale."""
+    finding = "f" * 32
+    result.suites = result.suites[:1]
+    first, second = (run.steps[0].assertions[2] for run in result.suites[0].flow_runs[:2])
+    first.id, first.content_sha256, first.status = finding, "a" * 64, "passed"
+    first.decided_by = DecidedBy("ann", "2026-05-04T12:00:00Z", "fine")
+    second.id, second.content_sha256 = finding, "b" * 64
+    one, two = shards(result, 2)
+    deterministic = DecisionNote("d" * 32, "c" * 64, "bob", ".litmus/decisions.yaml:7", "names a deterministic check")
+    gone = DecisionNote("e" * 32, "e" * 64, "bob", ".litmus/decisions.yaml:12", "the reply changed")
+    one.decisions = DecisionsSummary([".litmus/decisions.yaml"], 1, [gone], [deterministic])
+    two.decisions = DecisionsSummary([".litmus/decisions.yaml", "comment 5"], 0,
+                                     [DecisionNote(finding, "a" * 64, "ann", ".litmus/decisions.yaml:1",
+                                                   "the reply changed"), gone], [deterministic])
+
+    merged, _ = merge([one, two])
+
+    assert merged.decisions.sources == [".litmus/decisions.yaml", "comment 5"]
+    assert merged.decisions.applied == 1
+    assert merged.decisions.stale == [gone], "applied in shard 1, so not stale; the other is stale in both"
+    assert merged.decisions.ignored == [deterministic]
+    one.decisions = two.decisions = None
+    assert merge([one, two])[0].decisions is None

@@ -1,5 +1,5 @@
 """The job summary's Mermaid chart: one fixed template, checked against the grammar we emit and parsed
-by Mermaid's own parser (tests/report/mermaid, `npm ci` there; `.ci/run` does it).
+by Mermaid's own parser (pinned in tests/tools, installed by `support.tools` when missing).
 
 GitHub renders ```mermaid blocks natively; a block it cannot parse shows as an error box, so every
 line must match the `xychart-beta` subset below whatever the suite names hold.
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from litmus.report import render
 from litmus.report.summary import CHART_SUITES, pass_rate_chart
+from support.tools import mermaid_parser
 
 NUMBER = r"(?:100(?:\.0)?|\d{1,2}(?:\.\d)?)"  # 0-100, one decimal
 LABEL = r'"(?!%%)[^"\\`<>;\[\]{}\x00-\x1f]{1,40}"'
@@ -52,7 +51,6 @@ def test_the_chart_shows_pass_rate_against_threshold_per_suite(result):
     assert summary.index("```mermaid") < summary.index("## Findings")
 
 
-MERMAID = Path(__file__).parent / "mermaid"
 HOSTILE_NAMES = ['a "quoted" name', "back`tick`s ```", "`markdown string`", "<b>bold</b> & co", "line\nbreak",
                  "brackets [x], {y}", "]", "#1; @team", "#quot; and #35;", "x" * 200, '"', "\u2028", "%%",
                  "%% starts a comment", "50%% off", "%%{init: {'theme': 'dark'}}%%", "100% %", "a;b\r\nc"]
@@ -60,11 +58,9 @@ HOSTILE_NAMES = ['a "quoted" name', "back`tick`s ```", "`markdown string`", "<b>
 
 def mermaid_errors(diagrams: list[str]) -> list[str | None]:
     """Mermaid's own parse of each diagram (the lines inside its ```mermaid fence): None or the error."""
-    node = shutil.which("node")
-    if node is None or not (MERMAID / "node_modules" / "mermaid").is_dir():
-        pytest.skip("MERMAID PARSER TESTS SKIPPED: needs node and `npm ci --prefix tests/report/mermaid`")
+    command = mermaid_parser()
     bodies = ["\n".join(d.split("\n")[1:-1]) for d in diagrams]
-    done = subprocess.run([node, str(MERMAID / "parse.mjs")], input=json.dumps(bodies), capture_output=True,
+    done = subprocess.run(command, input=json.dumps(bodies), capture_output=True,
                           text=True, timeout=120, check=True)
     return json.loads(done.stdout)
 

@@ -545,7 +545,7 @@ class _Handler(BaseHTTPRequestHandler):
         ref = query.get("ref") or self.state.branches.get("main")
         data = self.state.files_at(ref).get(path) if ref in self.state.commits else None
         if data is None:
-            return _error(404, "Not Found")
+            return self._directory(repo, path, ref) if ref in self.state.commits else _error(404, "Not Found")
         blob = self._blob_of(ref, path)
         links = f"https://api.github.test/repos/{repo}/contents/{path}?ref={ref}"
         return 200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1],
@@ -555,6 +555,27 @@ class _Handler(BaseHTTPRequestHandler):
                      "download_url": f"https://raw.github.test/{repo}/{ref}/{path}",
                      "_links": {"git": f"https://api.github.test/repos/{repo}/git/blobs/{blob}",
                                 "html": f"https://github.test/{repo}/blob/{ref}/{path}", "self": links}}, {}
+
+    def _directory(self, repo: str, path: str, ref: str) -> tuple[int, Any, dict]:
+        """A folder's listing, as the contents API gives it: its files and folders, one level."""
+        entries: dict[str, str | None] = {}  # name -> blob sha (None: a folder)
+        for name, blob in self.state.trees[self.state.commits[ref]["tree"]].items():
+            if name.startswith(path + "/"):
+                first, _, deeper = name[len(path) + 1:].partition("/")
+                entries[first] = None if deeper else blob
+        if not entries:
+            return _error(404, "Not Found")
+        listing = []
+        for name, blob in sorted(entries.items()):
+            inside = f"{path}/{name}"
+            links = f"https://api.github.test/repos/{repo}/contents/{inside}?ref={ref}"
+            git = f"https://api.github.test/repos/{repo}/git/{'blobs' if blob else 'trees'}/{blob or ref}"
+            html = f"https://github.test/{repo}/{'blob' if blob else 'tree'}/{ref}/{inside}"
+            listing.append({"type": "file" if blob else "dir", "size": len(self.state.blobs[blob]) if blob else 0,
+                            "name": name, "path": inside, "sha": blob or ref, "url": links, "git_url": git,
+                            "html_url": html, "download_url": f"https://raw.github.test/{repo}/{ref}/{inside}"
+                            if blob else None, "_links": {"git": git, "html": html, "self": links}})
+        return 200, listing, {}
 
     def _blob_of(self, commit: str, path: str) -> str:
         return self.state.trees[self.state.commits[commit]["tree"]][path]

@@ -9,7 +9,7 @@ from litmus.assertions._common import describe, errored, failed, mismatch, passe
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.response import BodyNotJSON
-from litmus.text import clip, count
+from litmus.text import clip, count, noun_for
 
 SPEC = AssertionSpec(
     type="schema",
@@ -69,11 +69,11 @@ def _sentence(error) -> str:
         return f"expected {show(wanted)}, got {got}"
     if keyword == "required":
         missing = [name for name in wanted if isinstance(value, dict) and name not in value]
-        return f"missing required {'property' if len(missing) == 1 else 'properties'} {', '.join(map(show, missing))}"
+        return f"missing required {noun_for(len(missing), 'property', 'properties')} {', '.join(map(show, missing))}"
     if keyword in ("additionalProperties", "unevaluatedProperties") and wanted is False:
         extra = [name for name in value if name not in error.schema.get("properties", {})
                  and not any(re.search(pattern, name) for pattern in error.schema.get("patternProperties", {}))]
-        return f"unexpected {'property' if len(extra) == 1 else 'properties'} {', '.join(map(show, extra))}"
+        return f"unexpected {noun_for(len(extra), 'property', 'properties')} {', '.join(map(show, extra))}"
     if keyword in _SIZES:
         bound, noun, plural = _SIZES[keyword]
         return f"expected {bound} {count(wanted, noun, plural)}, got {len(value)}"

@@ -271,7 +271,7 @@ def _comment_command(environ: Mapping[str, str], out: WorkflowCommands) -> int:
     client = GitHubClient(ctx.api_url, inputs.github_token) if inputs.github_token and ctx.repository else None
     settings = CommandSettings(results_workflow=inputs.results_workflow, results_artifact=inputs.results_artifact,
                                fail_on=inputs.fail_on, output_dir=workspace / inputs.output_dir,
-                               check_run=inputs.check_run, comment=inputs.comment)
+                               check_run=inputs.check_run, comment=inputs.comment, probes=inputs.probes)
     return handle_comment(ctx, client, settings, out)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +80,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 def load_suites(paths: list[str | Path], *, root: Path | None = None,
                 environ: Mapping[str, str] = os.environ, strict_env: bool = True,
                 run_vars: Mapping[str, object] | None = None, trust: Trust | None = None,
-                named_anywhere: bool = False) -> LoadResult:
+                named_anywhere: bool = False, fetch_file: Callable[[Path], None] | None = None) -> LoadResult:
     """Load and validate every suite under `paths`.
 
     `root` is the repository root (default `repo_root()`): referenced files must stay inside it,
@@ -90,6 +90,10 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
     may read; a name it refuses is an error in either mode. Every file found must resolve inside `root`;
     with `named_anywhere` (the command line: the operator's own paths) a file named in `paths` may lie
     outside it, and the files found in a directory named outside it stay inside that directory.
+    `fetch_file`, when given, is called with the path of each file a suite names (joined to the suite's
+    folder, not yet resolved) before it is resolved: loading from a partial copy of a repository (the
+    comment commands' scratch folder), it brings the file in; it may raise FileRefused, reported like any
+    file the resolver refuses.
     """
     root = Path(root).resolve() if root else repo_root()
     found = discover(paths)
@@ -113,7 +117,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             target = lists[real] = Collector()
         with _gc_paused():
             suite = _load_file(real, display, root, target, environ, strict_env, run_vars or {},
-                               warn_if_not_suite=path in explicit, trust=trust)
+                               warn_if_not_suite=path in explicit, trust=trust, fetch_file=fetch_file)
         if suite is None:
             continue
         if suite.name in names:
@@ -215,7 +219,7 @@ def _suite_typo(item) -> str:
 
 def _load_file(path: Path, display: str, root: Path, collector: Collector, environ: Mapping[str, str],
                strict_env: bool, run_vars: Mapping[str, object], *, warn_if_not_suite: bool,
-               trust: Trust | None) -> Suite | None:
+               trust: Trust | None, fetch_file: Callable[[Path], None] | None) -> Suite | None:
     """The suite in `path` (its real path, resolved), shown as `display`."""
     start = Span(Position(display, 1, 1))
     errors_before = collector.count_errors()
@@ -242,5 +246,6 @@ def _load_file(path: Path, display: str, root: Path, collector: Collector, envir
         if warn_if_not_suite:
             collector.warning(start, "not a probe suite (no top-level 'suite:'): skipped")
         return None
-    suite = SuiteBuilder(item, display, path, root, collector, environ, strict_env, run_vars, trust).build()
+    suite = SuiteBuilder(item, display, path, root, collector, environ, strict_env, run_vars, trust,
+                         fetch_file).build()
     return suite if collector.count_errors() == errors_before else None

@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import os
 import re
+<<<<<<< HEAD
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+=======
+from collections.abc import Callable, Mapping
+>>>>>>> lead
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +101,7 @@ class ChatSteps:
 class SuiteBuilder:
     def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
                  environ: Mapping[str, str], strict_env: bool, run_vars: Mapping[str, Any] | None = None,
-                 trust: Trust | None = None) -> None:
+                 trust: Trust | None = None, fetch_file: Callable[[Path], None] | None = None) -> None:
         self.item = item
         self.file = file
         self.abs_path = abs_path
@@ -107,6 +111,8 @@ class SuiteBuilder:
         self.strict_env = strict_env
         self.run_vars = run_vars or {}
         self.trust = trust or Trust.local()
+        # See `load_suites`: brings a named file into a partial copy of the repository before it is resolved.
+        self.fetch_file = fetch_file or (lambda path: None)
         self.specs = all_specs()
         # Suite.referenced_files (an ordered set): the suite's own file first, as found and where it leads.
         self.referenced: dict[str, None] = dict.fromkeys((file, self.display(abs_path)))
@@ -321,6 +327,8 @@ class SuiteBuilder:
         """The real path of the file `relative` names, by the one rule (`litmus.files`), recorded in
         `referenced_files`; a file it refuses is an error at `item`, the field that named it."""
         try:
+            if not os.path.isabs(relative):
+                self.fetch_file(Path(os.path.normpath(self.abs_path.parent / relative)))
             path = files.resolve(relative, self.abs_path.parent, self.root)
         except files.FileRefused as exc:
             self.c.error(item.span, str(exc))
@@ -1027,6 +1035,7 @@ class SuiteBuilder:
                 if str(joined) in self.schema_documents:
                     continue
                 try:
+                    self.fetch_file(joined)
                     path = files.resolve_found(joined, self.root, shown=relative)
                 except files.FileRefused as exc:
                     self.c.error(item.span, f"schema $ref: {exc}")

@@ -435,7 +435,7 @@ def response_text(step: StepResult) -> str:
     stream = step.stream
     if stream is not None:
         first = "no event" if stream.first_event_ms is None else f"first at {stream.first_event_ms:g} ms"
-        events = f"{stream.events_count} event{'s' * (stream.events_count != 1)}"
+        events = count(stream.events_count, 'event')
         text += f", streamed: {events}, {first}{'' if stream.done else ', not finished'}; " \
                 f"text: {show(stream.text, STREAMED_TEXT_CHARS)}"
     return text

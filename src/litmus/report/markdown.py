@@ -118,8 +118,8 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
     new = [f for f in findings if f.baseline != "unchanged"]
     unchanged = [f for f in findings if f.baseline == "unchanged"]
     regressed = [flow for flow in summary.flows if flow.verdict == "regressed"]
-    opening = f"\n## New in this PR ({len(new)} finding{'s' * (len(new) != 1)}"
-    opening += f", {len(regressed)} regressed flow{'s' * (len(regressed) != 1)})\n" if regressed else ")\n"
+    opening = f"\n## New in this PR ({count(len(new), 'finding')}"
+    opening += f", {count(len(regressed), 'regressed flow')})\n" if regressed else ")\n"
     if regressed:
         rows = ["", "| Flow | Pass rate here | On the base branch | |", "|---|---|---|---|"]
         rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | "
@@ -209,7 +209,7 @@ def _own_checks(result: RunResult) -> str:
     changed, notes = result.run.changed_checks, result.run.trust_notes
     if not (changed or notes):
         return ""
-    lines = [f"### This pull request changes its own checks ({len(changed)} file{'s' * (len(changed) != 1)})", "",
+    lines = [f"### This pull request changes its own checks ({count(len(changed), 'file')})", "",
              "These files decide what this check says: review their changes with the code."]
     lines += [""] + [f"- {code(path)}" for path in changed[:MAX_CHANGED_CHECKS]]
     if len(changed) > MAX_CHANGED_CHECKS:

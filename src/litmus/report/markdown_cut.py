@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from litmus.text import clip
+from litmus.text import clip, count
 
 # As GitHub reads a comment: raw HTML kept as HTML blocks, GFM tables as one block each. Blocks are all a
 # cut needs: the inline rule is off, so a heading's inline token holds its source text, unparsed.
@@ -110,8 +110,7 @@ def _boundaries(lines: list[str], tokens, headings: list[tuple[int, str]],
 def _notice(left_out: list[tuple[int, str]], limit_text: str, where: str) -> str:
     """What the cut left out, named by the first section heading it dropped, and where the rest is."""
     if left_out:
-        count = len(left_out)
-        what = (f"{count} more section{'s' * (count != 1)} left out here, from “{clip(left_out[0][1], 200)}” on")
+        what = (f"{count(len(left_out), 'more section')} left out here, from “{clip(left_out[0][1], 200)}” on")
     else:
         what = "the end of the last section left out here"
     return f"\n---\n\n✂️ **Cut at {limit_text}**: {what}. {where}\n"

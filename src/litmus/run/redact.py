@@ -72,12 +72,17 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.SuiteResult: ("name", "file", "line", "pass_threshold", "pass_rate", "verdict"),
     results.FlowRunResult: ("flow", "line", "run_index", "scenario", "duration_ms", "status", "overruled_failures",
                             "flow_id"),
-    results.IntentEvaluation: ("status", "method", "score", "threshold", "judge_skip", "id", "baseline"),
+    results.IntentEvaluation: ("status", "method", "score", "threshold", "judge_skip", "id", "baseline",
+                               "content_sha256"),
     results.StepResult: ("name", "line", "status", "attempts", "transport_retries", "id", "baseline", "turn",
                          "judge_skip"),
     results.ResponseExcerpt: ("status", "elapsed_ms", "size", "truncated", "body_excerpt_truncated"),
     results.AssertionOutcome: ("type", "status", "line", "column", "name", "score", "threshold", "critical",
-                               "judge_skip", "id", "baseline"),
+                               "judge_skip", "id", "baseline", "content_sha256"),
+    # Human decisions (`litmus.decisions`): hashes, logins, timestamps, comment URLs, decision-file positions.
+    results.DecidedBy: ("by", "at", "kind", "verdict", "url"),
+    results.DecisionNote: ("finding", "content", "by", "where"),
+    results.DecisionsSummary: ("sources", "applied"),
     # The baseline comparison (`litmus.compare`): identities, states, counts, names from the probe.
     results.Mismatch: ("baseline",),
     results.BaselineSummary: ("new", "unchanged", "fixed", "regressed"),
@@ -116,6 +121,8 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.Mismatch: ("path", "expected", "actual", "reason"),
     results.JudgeTier: ("reason",),
     results.JudgedReply: ("text",),
+    results.DecidedBy: ("reason",),
+    results.DecisionNote: ("why",),
 }
 # Mappings whose keys are names (header names, the probe's variable names) and values free text.
 _NAMED_VALUES = frozenset({"headers", "extracted"})
