@@ -9,12 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
-<<<<<<< HEAD
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-=======
 from collections.abc import Callable, Mapping
->>>>>>> lead
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
