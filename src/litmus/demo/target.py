@@ -145,9 +145,10 @@ ORDER_NUMBER = re.compile(r"\b(\d{4})\b")
 def chat_completion_reply(messages: list[Any]) -> str:
     """The assistant's reply to a chat history: a pure function of the messages it is sent (it keeps no state),
     as the `/chat` assistant answers one message, plus the order-aware turns of the conversation suite."""
-    window = [m for m in messages if isinstance(m, dict) and m.get("role") != "system"][-CONTEXT_WINDOW:]
+    window = messages[-CONTEXT_WINDOW:]
     message = window[-1]["content"]
-    named = [int(number) for m in window for number in ORDER_NUMBER.findall(str(m.get("content") or ""))]
+    named = [int(number) for m in window if isinstance(m, dict)
+             for number in ORDER_NUMBER.findall(str(m.get("content") or ""))]
     order = named[-1] if named else LATEST_ORDER
     text = message.lower()
     if "label" in text:
@@ -418,7 +419,7 @@ class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
         message = last.get("content")
         if not isinstance(message, str) or not message.strip():
             raise ApiError(400, "no_message", "send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
-        order = re.search(r"\b(\d{4})\b", message)
+        order = ORDER_NUMBER.search(message)
         if data.get("tools") and order:
             delta = {"role": "assistant", "content": None, "tool_calls": [
                 {"index": 0, "id": "call_demo_1", "type": "function",
