@@ -6,11 +6,14 @@ Runs the example suites against the demo target exactly as `litmus demo` does, b
 two-tier judge: two scripted fake judges on 127.0.0.1 (tests/support/fake_judge.py) speaking the
 OpenAI wire format, with `--record` on. The embeddings of `similar` come from the first fake judge's
 /v1/embeddings (a deterministic bag-of-words vector). Every judge prompt gets the verdict scripted below, so the
-demo shows each judge outcome: passed, failed, escalated (tier 2 decided) and needs_review.
+demo shows each judge outcome: passed, failed, escalated (tier 2 decided) and needs_review. The first fake
+judge also plays the conversation suite's simulated user (the simulator defaults to the tier-1 judge), its
+messages scripted turn by turn like the verdicts.
 
 Re-record after anything that changes a judge prompt (PROMPT_VERSION, prompt wording, the example
 suites, the demo target's replies): a cassette is keyed by the exact prompt and tier, and a stale
-one is simply not found (the assertion then reports the missing cassette). The script fails when a
+one is simply not found (the assertion then reports the missing cassette; a simulated turn, the first turn
+without one). The script fails when a
 prompt matches no scripted verdict, so a new LLM-based assertion cannot slip in unrecorded.
 """
 
@@ -47,6 +50,16 @@ ACCURATE = "Criterion: The response aligns with the approved reference response"
 INVENTS = "Criterion: The response invents no facts"
 CONTEXTUAL = "Criterion: The response meets the rubric, read with the scenario data"
 INVENTED_DATE = "5 December"  # only in the support answer for order 1042 (the demo's hallucination)
+RETENTION = "Criterion: The assistant retains what it was told"
+ROLE = "Criterion: The assistant keeps to its role"
+COMPLETENESS = "Criterion: The user's goal was met"
+SIMULATED_USER = "You play the user of a chat assistant"
+IMPATIENT = "an impatient customer whose mug arrived broken"
+
+
+def user_turn(message: str) -> Rule:
+    """The simulated user's next message; an empty one ends the conversation (goal reached)."""
+    return Rule(text=json.dumps({"message": message, "done": not message}))
 
 
 def verdict(score: float, reason: str, *mismatches: tuple[str, str, str, str]) -> Rule:
@@ -73,6 +86,21 @@ TIER1: list[tuple[tuple[str, ...], Rule]] = [
     ((INTENT, "scenario unindexed-order"), verdict(
         5, "Support answered 404 (order_not_indexed) for an order that exists: the shopper got no answer.",
         ("steps.ask support", "the order's status and date", "HTTP 404 order_not_indexed", "no answer given"))),
+    # The conversation suite's impatient customer (the simulator is the tier-1 judge), one entry per turn it
+    # plays: it corrects the order the assistant got wrong at turn 3, asks for the label, then stops.
+    ((SIMULATED_USER, IMPATIENT, "message of turn 4"), user_turn(
+        "That's the wrong order! Mine is 1042. When do I get my money back?")),
+    ((SIMULATED_USER, IMPATIENT, "message of turn 5"), user_turn("Just send me the return label now.")),
+    ((SIMULATED_USER, IMPATIENT, "message of turn 6"), user_turn("")),
+    ((RETENTION,), verdict(
+        10, "At turn 3 the assistant sends the customer to the return label of order 1077; the customer gave "
+            "order 1042 at turn 1 and the assistant confirmed it.",
+        ("turns[3]", "order 1042", "the return label of order 1077", "forgot the order number given at turn 1"))),
+    ((ROLE,), verdict(
+        90, "Polite and brief in every turn; the refund is promised only once the item is back.")),
+    ((COMPLETENESS,), verdict(
+        86, "By the end the customer has the return label for order 1042 and knows the refund follows within "
+            "14 days of the item coming back.")),
     ((RUBRIC,), verdict(
         74, "Explains where to request the refund and the 14-day timing, but does not say who pays for "
             "return postage; a reader may assume they do.")),

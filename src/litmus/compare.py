@@ -180,7 +180,7 @@ def _compare_scores(head_items: dict[str, list[Checked]],
         item = (head_items.get(key) or base_items[key])[0]
         comparisons.append(ScoreComparison(
             id=fingerprint(key), suite=item.suite.name, flow=item.flow_run.flow, scenario=item.flow_run.scenario,
-            step=item.step.name, assertion=_label(item),
+            step=item.step.name if item.step else None, assertion=_label(item),
             here=score_stats(here.get(key, [])), baseline=score_stats(base.get(key, [])),
         ))
     return comparisons

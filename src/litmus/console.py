@@ -97,7 +97,7 @@ class Console:
             body: list[str] = []
             items = [item for item in verdict.checked([suite]) if item.is_finding or (
                 self.verbosity > 0 and item.status == "skipped" and item.part not in (TRANSPORT, INTENT)
-                and item.step.status != "error")]
+                and (item.step is None or item.step.status != "error"))]
             found = sum(item.is_finding for item in items)
             for item in items:
                 body.extend(self._item_lines(suite, item, runs))
@@ -123,7 +123,8 @@ class Console:
         if item.part == INTENT:
             return [f"{clean(suite.file)}:{fr.line} {where} › intent {self._status(item.status)}: "
                     f"{clean(item.record.reason)}"]
-        head = f"{where} › {clean(item.step.name)}"
+        # A conversation assertion belongs to the flow run's transcript, not to a step.
+        head = f"{where} › {clean(item.step.name) if item.step else 'conversation'}"
         if item.part == TRANSPORT:
             return [f"{clean(suite.file)}:{item.step.line} {head} › {self._status('error', status)}: "
                     f"{clean(item.step.error)}"]

@@ -17,6 +17,7 @@ from litmus.results import AssertionOutcome, FlowRunResult, StepResult, SuiteRes
 
 TRANSPORT = "transport"  # a step's "no response" finding
 INTENT = "intent"  # a flow run's judged Intent Evaluation finding
+CONVERSATION = "conversation"  # a flow run's conversation assertions: `conversation#` + the assertion key
 
 
 def assertion_keys(step: StepResult) -> list[str]:
@@ -43,6 +44,17 @@ def step_finding_ids(suite: str, flow: str, scenario: str | None, step: str, ass
     """The finding id (`fingerprint`) of each assertion of a step, in order, from the probe's own assertions:
     the ids `litmus.verdict.stamp` writes into results.json later."""
     return [fingerprint(finding_key(suite, flow, scenario, step, part)) for part in keys_of(assertions)]
+
+
+def conversation_keys(assertions: Iterable) -> list[str]:
+    """A key per conversation assertion of a flow: `conversation#name=LABEL` or `conversation#TYPE#ORDINAL`
+    (flow-level like INTENT, so no step name; the prefix keeps them apart from the Intent Evaluation)."""
+    return [f"{CONVERSATION}#{key}" for key in keys_of(assertions)]
+
+
+def conversation_finding_ids(suite: str, flow: str, scenario: str | None, assertions: Iterable) -> list[str]:
+    """The finding id of each conversation assertion of a flow, from the probe's own assertions."""
+    return [fingerprint(finding_key(suite, flow, scenario, "", part)) for part in conversation_keys(assertions)]
 
 
 def flow_key(suite: str, flow: str) -> str:
@@ -78,3 +90,11 @@ def outcome_keys(suite: SuiteResult, flow_run: FlowRunResult,
     """Each assertion outcome of a step with its assertion key and its finding key."""
     for outcome, part in zip(step.assertions, assertion_keys(step), strict=True):
         yield outcome, part, finding_key(suite.name, flow_run.flow, flow_run.scenario, step.name, part)
+
+
+def conversation_outcome_keys(suite: SuiteResult,
+                              flow_run: FlowRunResult) -> Iterator[tuple[AssertionOutcome, str, str]]:
+    """Each conversation assertion outcome of a flow run with its assertion key and its finding key."""
+    for outcome, part in zip(flow_run.conversation_assertions, conversation_keys(flow_run.conversation_assertions),
+                             strict=True):
+        yield outcome, part, finding_key(suite.name, flow_run.flow, flow_run.scenario, "", part)

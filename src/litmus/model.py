@@ -17,6 +17,7 @@ from litmus.errors import Position
 OnFailure = Literal["continue", "stop_request", "stop_flow"]
 ExtractionKind = Literal["json_path", "header", "regex", "status"]
 StreamFormat = Literal["sse", "ndjson", "openai", "anthropic"]
+ConversationApi = Literal["openai", "anthropic", "mapping"]
 
 # Marks "the field was not given", where None is a legitimate value (e.g. `json: null`).
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
@@ -132,12 +133,45 @@ class Assertion(Node):
 
 
 @dataclass(frozen=True)
+class Simulate(Node):
+    """User turns played by the simulator (templates in `persona` and `goal` are rendered per flow run)."""
+
+    persona: str = ""
+    goal: str = ""
+    max_turns: int = 1
+
+
+@dataclass(frozen=True)
 class Step(Node):
     name: str = ""
+    # In a conversation flow: the conversation's request with the step's own `request` fields merged in.
     request: Request | None = None
     extract: tuple[Extraction, ...] = ()
     retry: Retry | None = None
     assertions: tuple[Assertion, ...] = ()
+    # A conversation step says what the user says (`user`, a template) or lets the simulator say it.
+    user: str | None = None
+    simulate: Simulate | None = None
+    # Tool name -> the value answered for each of its calls in this step's reply.
+    tool_results: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ConversationFormat(Node):
+    """How the history is sent and the reply read: an API's own shape, or the mapping form."""
+
+    api: ConversationApi = "openai"
+    # The mapping form: where the history goes in the JSON body (`$.a.b`), where the reply is read.
+    history_path: str | None = None
+    reply_path: str | None = None
+    # `history: none`: the server keeps the conversation; each turn sends only its new message.
+    history: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class Conversation(Node):
+    format: ConversationFormat
+    system: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +179,10 @@ class Flow(Node):
     name: str = ""
     runs: int = 1
     steps: tuple[Step, ...] = ()
+    # A chat: each step's request is `conversation.request` (merged into the steps) plus the history.
+    conversation: Conversation | None = None
+    # Judged on the transcript, once per flow run.
+    conversation_assertions: tuple[Assertion, ...] = ()
 
 
 @dataclass(frozen=True)

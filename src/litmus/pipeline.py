@@ -178,8 +178,10 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
 
 
 def asks_a_judge(suites: Iterable[Suite]) -> bool:
-    """Whether running `suites` asks a judge anything: an intent to evaluate, or an LLM-based check."""
+    """Whether running `suites` asks a judge anything: an intent to evaluate, an LLM-based check (of a step or
+    of a conversation's transcript), or a simulated user."""
     return any(suite.intent or any(assertions.spec(a.type).llm_based for step in suite.steps for a in step.assertions)
+               or any(flow.conversation_assertions or any(step.simulate for step in flow.steps) for flow in suite.flows)
                for suite in suites)
 
 

@@ -54,6 +54,12 @@ class Response:
     header_lines: list[tuple[str, str]] = field(default_factory=list)
     _json: Any = field(default=None, init=False, repr=False)
 
+    @property
+    def api_response(self) -> Response:
+        """The response as the API sent it: this one; for a conversation's reply (its text as the body),
+        the API's response it was read from, where its tool calls are."""
+        return self
+
     def header_values(self, name: str) -> list[str]:
         """The values of header `name` (case-insensitive), one per header line, in order."""
         if self.header_lines:

@@ -223,6 +223,11 @@ class StepResult:
     generated: dict[str, Any] = field(default_factory=dict)
     # A graphql step's non-empty response `errors`; None otherwise.
     graphql_errors: list[Any] | None = None
+    # A conversation step: its turn (1-based, in step order) and the user's message it sent.
+    turn: int | None = None
+    user: str | None = None
+    # Set when a simulated turn could not be played for want of judge budget (it fails the suite).
+    judge_skip: JudgeSkip | None = None
     # Identity of the step's "no response" finding, and its baseline state when it has one.
     id: str | None = None
     baseline: BaselineState | None = None
@@ -263,6 +268,10 @@ class FlowRunResult:
     overruled_failures: int = 0
     # Why the flow run did not run (a failed setup); such a run is left out of the suite's pass rate.
     skipped: str | None = None
+    # A conversation flow run: every message as `{role, content}` (system, user, assistant, tool), and the
+    # outcomes of its `conversation_assertions`, judged on it.
+    transcript: list[dict[str, str]] | None = None
+    conversation_assertions: list[AssertionOutcome] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status is None:
@@ -470,6 +479,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (SuiteResult, "teardown"): (StepResult, True),
     (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
     (FlowRunResult, "steps"): (StepResult, True),
+    (FlowRunResult, "conversation_assertions"): (AssertionOutcome, True),
     (StepResult, "request"): (RequestExcerpt, False),
     (RequestExcerpt, "multipart"): (FormPart, True),
     (RequestExcerpt, "basic_auth"): (BasicAuth, False),

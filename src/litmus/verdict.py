@@ -14,7 +14,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from litmus.identity import INTENT, TRANSPORT, finding_key, fingerprint, flow_key, outcome_keys
+from litmus.identity import (
+    INTENT,
+    TRANSPORT,
+    conversation_outcome_keys,
+    finding_key,
+    fingerprint,
+    flow_key,
+    outcome_keys,
+)
 from litmus.results import (
     AssertionOutcome,
     FlowRunResult,
@@ -117,6 +125,9 @@ def checked(suites: Iterable[SuiteResult]) -> Iterator[Checked]:
                 yield Checked(key, TRANSPORT, status, suite, flow_run, step, step, phase)
                 for outcome, part, key in outcome_keys(suite, flow_run, step):
                     yield Checked(key, part, outcome.status, suite, flow_run, step, outcome, phase)
+            # Judged on the whole transcript: findings of the flow run, like its Intent Evaluation.
+            for outcome, part, key in conversation_outcome_keys(suite, flow_run):
+                yield Checked(key, part, outcome.status, suite, flow_run, None, outcome, phase)
 
 
 def findings(suites: Iterable[SuiteResult]) -> Iterator[Checked]:
@@ -144,18 +155,20 @@ def stamp(result: RunResult) -> RunResult:
 def decide_flow_run(flow_run: FlowRunResult) -> None:
     """Set the flow run's verdict from its Intent Evaluation and its critical assertions."""
     intent = flow_run.intent_evaluation
-    critical = [(step, o) for step in flow_run.steps for o in step.assertions if o.critical and o.status in NOT_PASSED]
+    critical = [(step.name, o) for step in flow_run.steps for o in step.assertions
+                if o.critical and o.status in NOT_PASSED]
+    critical += [("conversation", o) for o in flow_run.conversation_assertions if o.critical and o.status in NOT_PASSED]
     flow_run.status, flow_run.reason, flow_run.overruled_failures = intent.status, None, 0
     if critical:
-        step, first = critical[0]
+        where, first = critical[0]
         more = f" and {len(critical) - 1} more" if len(critical) > 1 else ""
         flow_run.status = "failed"
-        flow_run.reason = (f"critical assertion {first.name or first.type} (line {first.line}, step '{step.name}') "
+        flow_run.reason = (f"critical assertion {first.name or first.type} (line {first.line}, step '{where}') "
                            f"{first.status}{more}; the Intent Evaluation ({intent.status}) cannot overrule it")
     elif intent.status == "passed" and intent.method == "judge":
         flow_run.overruled_failures = sum(
             (step.status == "error") + sum(o.status in NOT_PASSED for o in step.assertions)
-            for step in flow_run.steps)
+            for step in flow_run.steps) + sum(o.status in NOT_PASSED for o in flow_run.conversation_assertions)
 
 
 def decide_suite(suite: SuiteResult) -> None:
@@ -183,14 +196,18 @@ def decide_suite(suite: SuiteResult) -> None:
         notes.append("nothing checked: every flow run was skipped")
     causes = [item.record.judge_skip for item in checked([suite]) if item.is_finding and item.status == "skipped"]
     intents = [run.intent_evaluation.judge_skip for run in ran if run.intent_evaluation.judge_skip]
+    # A simulated user turn the budget did not allow: the conversation was cut short, so it proves nothing.
+    turns = [step.judge_skip for run in ran for step in run.steps if step.judge_skip]
     for cause, why in UNEVALUATED_REASONS.items():
         parts = [count(n, noun) for n, noun in ((causes.count(cause), "LLM-based assertion"),
-                                                (intents.count(cause), "Intent Evaluation")) if n]
+                                                (intents.count(cause), "Intent Evaluation"),
+                                                (turns.count(cause), "simulated user turn")) if n]
         if parts:
             suite.verdict = "failed"
-            verb = "was" if causes.count(cause) + intents.count(cause) == 1 else "were"
+            verb = "was" if causes.count(cause) + intents.count(cause) + turns.count(cause) == 1 else "were"
             notes.append(f"{' and '.join(parts)} {verb} not evaluated: {why}")
-    turned_off = sum(o.judge_skip == "disabled" for run in ran for step in run.steps for o in step.assertions)
+    turned_off = sum(o.judge_skip == "disabled" for run in ran
+                     for o in [*(o for step in run.steps for o in step.assertions), *run.conversation_assertions])
     if turned_off:
         notes.append(f"{count(turned_off, 'LLM-based assertion')} skipped: judging turned off "
                      "(--no-judge or judge.provider none)")

@@ -51,11 +51,13 @@ def test_exit_code_verdict_and_summary(demo):
     assert validate(data) == []
     assert result.verdict == "failed"
     assert {s.name: s.verdict for s in result.suites} == {
-        "Shop assistant": "passed", "Orders API": "failed", "Streaming assistant": "failed",
-        "Order support (RAG)": "failed"}
+        "Shop assistant": "passed", "Support conversation": "failed", "Orders API": "failed",
+        "Streaming assistant": "failed", "Order support (RAG)": "failed"}
     assert {s.name: s.pass_rate for s in result.suites} == {
-        "Shop assistant": 75.0, "Orders API": 33.33, "Streaming assistant": 66.67, "Order support (RAG)": 33.33}
-    assert "FAILED: 1 of 4 suites passed" in done.stdout
+        "Shop assistant": 75.0, "Support conversation": 0.0, "Orders API": 33.33, "Streaming assistant": 66.67,
+        "Order support (RAG)": 33.33}
+    assert "FAILED: 1 of 5 suites passed" in done.stdout
+    assert "expected: FAILED, 1 of 5 suites passed" in done.stdout
     assert "judge: verdicts replayed from probes/cassettes" in done.stdout
     for name in ("results.json", "litmus.sarif", "junit.xml", "comment.md", "report.html", "summary.md"):
         assert (out / name).stat().st_size > 0
@@ -71,6 +73,24 @@ def test_orders_findings(demo):
     # The status poll retried until the order was ready: pending, packing, ready.
     [poll] = {step.name: step for _, step in found if step.name == "wait until the order is ready"}.values()
     assert (poll.status, poll.attempts) == ("passed", 3)
+
+
+def test_conversation_forgets_the_order_at_turn_3_and_replays_offline(demo):
+    _, out, _, result = demo
+    [flow_run] = suite_named(result, "Support conversation").flow_runs
+    # The simulated customer's two turns came from the cassettes, as the verdicts did: nothing was asked.
+    assert [(step.name, step.turn, step.status) for step in flow_run.steps] == [
+        ("name the order", 1, "passed"), ("report the damage", 2, "passed"), ("ask how to return it", 3, "passed"),
+        ("impatient customer #1", 4, "passed"), ("impatient customer #2", 5, "passed")]
+    assert flow_run.steps[3].user == "That's the wrong order! Mine is 1042. When do I get my money back?"
+    assert "order 1077" in flow_run.transcript[6]["content"]  # the assistant's reply of turn 3
+    retention, role, completeness = flow_run.conversation_assertions
+    assert (retention.type, retention.status, [m.path for m in retention.mismatches]) == (
+        "knowledge_retention", "failed", ["turns[3]"])
+    assert (role.type, role.status, completeness.type, completeness.status) == (
+        "role_adherence", "passed", "conversation_completeness", "passed")
+    assert all(t.provider == "replay" and t.cached for o in flow_run.conversation_assertions for t in o.judge.tiers)
+    assert "turn 3 at fault" in (out / "comment.md").read_text("utf-8")
 
 
 def test_support_findings(demo):
@@ -190,7 +210,8 @@ def planned_outcomes() -> dict[str, list[tuple[str, str]]]:
 
 
 def actual_outcomes(result: RunResult) -> dict[str, list[tuple[str, str]]]:
-    """Each flow run's outcomes as the doc names them: `step › check`, `step` (an errored step), `intent`."""
+    """Each flow run's outcomes as the doc names them: `step › check`, `step` (an errored step),
+    `conversation › check` (judged on the transcript, as the terminal names it), `intent`."""
     actual: dict[str, list[tuple[str, str]]] = {}
     for suite in result.suites:
         runs = Counter((fr.flow, fr.scenario) for fr in suite.flow_runs)
@@ -203,6 +224,8 @@ def actual_outcomes(result: RunResult) -> dict[str, list[tuple[str, str]]]:
                     rows.append((step.name, "error"))
                 rows += [(f"{step.name} › {o.type}" + (f" ({o.name})" if o.name else ""), o.status)
                          for o in step.assertions]
+            rows += [("conversation › " + o.type + (f" ({o.name})" if o.name else ""), o.status)
+                     for o in fr.conversation_assertions]
             if suite.intent and fr.intent_evaluation:
                 rows.append(("intent", fr.intent_evaluation.status))
     return actual

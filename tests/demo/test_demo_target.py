@@ -145,6 +145,29 @@ def test_chat_reply_is_a_function_of_the_message(base_url, message, topic, phras
     assert replies[0]["topic"] == topic and phrase in replies[0]["reply"]
 
 
+def test_chat_completions_answer_the_history_sent_and_lose_the_order_at_turn_3(base_url):
+    auth = {"Authorization": f"Bearer {CREDENTIALS.api_token}"}
+
+    def reply(*user_and_assistant: str) -> str:
+        roles = ["user", "assistant"] * len(user_and_assistant)
+        messages = [{"role": "system", "content": "You are the shop's assistant."}]
+        messages += [{"role": role, "content": text} for role, text in zip(roles, user_and_assistant, strict=False)]
+        answer = requests.post(f"{base_url}/v1/chat/completions", headers=auth,
+                               json={"model": "demo-assistant-1", "messages": messages})
+        return answer.json()["choices"][0]["message"]["content"]
+
+    first = reply("Hi, I need help with my order 1042.")
+    assert first == "Thanks, I've noted order 1042. What can I do for you?"
+    second = reply("Hi, I need help with my order 1042.", first, "Can I get a refund? It arrived damaged.")
+    # Turn 2 still sees turn 1; at turn 3 the order number has left the assistant's window of three messages.
+    assert "1042" in reply("Hi, I need help with my order 1042.", first, "How do I send it back?")
+    forgot = reply("Hi, I need help with my order 1042.", first, "Can I get a refund? It arrived damaged.", second,
+                   "How do I send it back?")
+    assert "order 1077" in forgot and "1042" not in forgot
+    # No server state: the same history gets the same reply, whatever was asked in between.
+    assert reply("Hi, I need help with my order 1042.") == first
+
+
 def test_support_answers_from_the_index_and_misses_1099(base_url):
     auth = {"Authorization": f"Bearer {CREDENTIALS.api_token}"}
     delayed = requests.post(f"{base_url}/support/ask", headers=auth, json={"order_id": 1042, "question": "?"})

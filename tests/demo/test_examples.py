@@ -39,7 +39,7 @@ def test_litmus_validate_accepts_the_examples():
                           text=True, env={"PATH": "", "LITMUS_DEMO_USER": "u", "LITMUS_DEMO_PASSWORD": "p",
                                           "LITMUS_DEMO_TOKEN": "t", "SYSTEMROOT": ""}, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("4 suites, ") and done.stdout.rstrip().endswith(": OK")
+    assert done.stdout.startswith("5 suites, ") and done.stdout.rstrip().endswith(": OK")
     assert done.stderr == ""
 
 
@@ -60,6 +60,15 @@ def test_every_assertion_type_and_extraction_kind_is_used(suites):
     assert set(predicate_set.KEYS) | {"not", "tolerance"} <= used
     assert {key for a in assertions if a.type == "xpath" for key in a.params} >= {"namespaces"}
     assert {key for a in assertions if a.type == "body" for key in a.params} >= {"sha256", "size_lte"}
+
+
+def test_a_conversation_uses_user_and_simulated_turns_and_every_conversation_type(suites):
+    conversations = [flow for suite in suites for flow in suite.flows if flow.conversation]
+    steps = [step for flow in conversations for step in flow.steps]
+    assert any(step.user for step in steps) and any(step.simulate for step in steps)
+    judged_on_transcripts = {a.type for flow in conversations for a in flow.conversation_assertions}
+    assert judged_on_transcripts == {name for name in REGISTRY if spec(name).family == "conversation"}
+    assert judged_on_transcripts >= {"knowledge_retention", "role_adherence", "conversation_completeness"}
 
 
 def test_every_suite_level_feature_is_used(suites):

@@ -36,6 +36,10 @@ LOADER_ONLY = {
     "multipart_file_missing",
     "unknown_filter", "filter_arity", "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column",
+    # Conversations: which assertion families judge a transcript, and which body keys hold the history.
+    "conversation_deterministic_assertion", "conversation_messages_in_json", "conversation_mapping_without_reply_path",
+    "conversation_stream_mismatch", "conversation_tool_results_mapping", "conversation_user_template_later",
+    "conversation_type_on_a_step", "conversation_history_path_taken", "conversation_history_path_through_text",
 }
 
 

@@ -58,6 +58,23 @@ RUBRIC = '          - {type: llm_rubric, rubric: "Says when the order arrives"}\
 SETUP_FAILS = ("setup:\n  - name: log in\n    request: {url: /down}\n"
                "    assertions: [{type: status_code, expected: 200}]\n")
 
+CHAT = """\
+version: 1
+suite: S
+flows:
+  - name: f
+    conversation:
+      request: {{method: POST, url: /chat}}
+      format: {{history_path: $.history, reply_path: $.reply}}
+    steps:
+      - {{name: s, user: "When does my order arrive?"}}
+{more}"""
+# The transcript judged (the fake judge fails a reply about the order), or a simulated user the budget stops.
+JUDGED_CHAT = CHAT.format(more='    conversation_assertions:\n      - {type: llm_rubric, rubric: "Says when the order '
+                               'arrives"}\n')
+SIMULATED_CHAT = CHAT.format(more='      - name: more\n        simulate: {persona: a customer, goal: know the date, '
+                                  'max_turns: 2}\n')
+
 # case -> (suite YAML, litmus.yaml judge settings or None for no judge config, extra `litmus run` args)
 CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
     "deterministic-failure": (suite(OK, "/down"), None, ()),
@@ -79,6 +96,8 @@ CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
     "flaky-passing-by-threshold": (suite(OK, "/flaky", extra="pass_threshold: 60\n", flow_extra="    runs: 3\n"),
                                    None, ("--concurrency", "1")),
     "human-decided": (suite(RUBRIC.replace("order", "parcel"), "/answer"), {}, ()),
+    "conversation-judged-failure": (JUDGED_CHAT, {}, ()),
+    "budget-simulated-turn": (SIMULATED_CHAT, {"max_calls": 0}, ()),
 }
 # case -> the .litmus/decisions.yaml it commits: a human accepts the needs-review row's exact reply.
 DECISIONS: dict[str, str] = {
@@ -93,6 +112,7 @@ def serve(target, fake_judge) -> None:
     target.text("/ok", "fine")
     target.text("/down", "broken", status=500)
     target.text("/answer", "Your order 1042 arrives on Monday.")
+    target.json("/chat", {"reply": "Your order 1042 arrives on Monday."})
     target.fault("/hangup", "close_no_response")
     count = itertools.count()
     target.route("/flaky", lambda req: (500 if next(count) % 3 == 0 else 200, {"Content-Type": "text/plain"}, b"x"))

@@ -50,6 +50,12 @@ FieldKind = Literal[
 ]
 
 
+
+class BudgetExhausted(Exception):
+    """The judge service (`EvalContext.judge`) would need a call past `max_calls`: raised by its calls
+    (a verdict, a simulated user turn), here so the run can tell it apart without importing the judges."""
+
+
 @dataclass(frozen=True)
 class FieldSpec:
     kind: FieldKind

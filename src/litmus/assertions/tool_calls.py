@@ -45,12 +45,14 @@ _RAW_SHOWN = 80
 
 
 def evaluate(assertion, ctx):
-    api = detect_api(ctx.response)
+    # A conversation step's body is the reply's text: its tool calls are in the API's response.
+    response = ctx.response.api_response
+    api = detect_api(response)
     if api is None:
         return errored(assertion, "cannot read tool calls: the reply is neither an OpenAI chat completion nor an "
                                   "Anthropic message (a streamed reply needs `stream: openai` or `stream: anthropic`)")
     try:
-        calls = read_tool_calls(ctx.response, api)
+        calls = read_tool_calls(response, api)
     except NotAReply as exc:
         return errored(assertion, f"cannot read tool calls: {exc}")
     params = assertion.params

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return _report(args.format, diagnostics, summary, ok=False)
     suites = result.suites
     flows = [flow for suite in suites for flow in suite.flows]
-    assertions = sum(len(step.assertions) for flow in flows for step in flow.steps)
+    assertions = sum(len(step.assertions) for flow in flows for step in flow.steps) + sum(
+        len(flow.conversation_assertions) for flow in flows)
     summary = f"{count(len(suites), 'suite')}, {count(len(flows), 'flow')}, {count(assertions, 'assertion')}"
     if config_path is not None:
         summary += f", config {config_path.name}"

@@ -14,7 +14,8 @@ have real findings to report (see `docs/demo.md`). Endpoints (JSON unless said o
   GET  /api/catalog/feed.xml       application/xml catalogue feed with a namespace (for `xpath`)
   POST /chat                       {message} -> {reply}: a deterministic function of the message
   POST /support/ask                {order_id, question} -> {order, answer, sources} from the order index
-  POST /v1/chat/completions        the chat assistant behind an OpenAI-compatible API: with "stream": true,
+  POST /v1/chat/completions        the chat assistant behind an OpenAI-compatible API, answering the history
+                                   it is sent (and forgetting an order number at turn 3): with "stream": true,
                                    Server-Sent Events chunks ending in [DONE]; with "tools", a streamed
                                    get_order_status call for the order the message names
   POST /beta/chat/completions      the same on the beta deployment, which drops its streams mid-answer
@@ -131,6 +132,35 @@ def assistant_reply(message: str) -> dict[str, Any]:
         topic = "unknown"
         reply = "I can help with orders, refunds and delivery questions. Could you tell me a bit more?"
     return {"reply": reply, "topic": topic, "model": "demo-assistant-1"}
+
+
+# The chat completions assistant reads only the last CONTEXT_WINDOW messages of the history it is sent: the
+# deliberate finding of the conversation suite. From turn 3 on, the order number the customer gave at turn 1
+# has left that window, and the assistant answers about the account's latest order instead.
+CONTEXT_WINDOW = 3
+LATEST_ORDER = 1077
+ORDER_NUMBER = re.compile(r"\b(\d{4})\b")
+
+
+def chat_completion_reply(messages: list[Any]) -> str:
+    """The assistant's reply to a chat history: a pure function of the messages it is sent (it keeps no state),
+    as the `/chat` assistant answers one message, plus the order-aware turns of the conversation suite."""
+    window = messages[-CONTEXT_WINDOW:]
+    message = window[-1]["content"]
+    named = [int(number) for m in window if isinstance(m, dict)
+             for number in ORDER_NUMBER.findall(str(m.get("content") or ""))]
+    order = named[-1] if named else LATEST_ORDER
+    text = message.lower()
+    if "label" in text:
+        return (f"I've emailed you the return label for order {order}. Drop the parcel at any DHL point; the "
+                "refund follows within 14 days of it reaching us.")
+    if "money" in text:
+        return f"The refund for order {order} reaches your card within 14 days of the item coming back to us."
+    if "send it back" in text:
+        return f"Please send it back with the return label of order {order}: you'll find it under Orders > Returns."
+    if ORDER_NUMBER.search(message):
+        return f"Thanks, I've noted order {order}. What can I do for you?"
+    return assistant_reply(message)["reply"]
 
 
 @dataclass
@@ -389,7 +419,7 @@ class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
         message = last.get("content")
         if not isinstance(message, str) or not message.strip():
             raise ApiError(400, "no_message", "send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
-        order = re.search(r"\b(\d{4})\b", message)
+        order = ORDER_NUMBER.search(message)
         if data.get("tools") and order:
             delta = {"role": "assistant", "content": None, "tool_calls": [
                 {"index": 0, "id": "call_demo_1", "type": "function",
@@ -400,7 +430,7 @@ class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
                                 for i in range(0, len(arguments), 8)]
             finish, content = "tool_calls", None
         else:
-            reply = assistant_reply(message)["reply"]
+            reply = chat_completion_reply(messages)
             words = re.findall(r"\S+\s*", reply)
             deltas = [{"role": "assistant", "content": ""}] + [{"content": word} for word in words]
             finish, content = "stop", reply

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from litmus.assertions._common import bounded, not_judged, show
+from litmus.assertions.base import BudgetExhausted
 from litmus.config import JudgeConfig, ProviderConfig
 from litmus.decisions import DecisionBook, content_sha256, decide_outcome
 from litmus.identity import INTENT, finding_key, fingerprint
@@ -73,10 +74,6 @@ UNREACHABLE_AFTER = 2
 
 class JudgeConfigError(ValueError):
     """The judge cannot be set up (e.g. its API key variable is not set); the message names the variable."""
-
-
-class BudgetExhausted(Exception):
-    pass
 
 
 class MissingCassette(ProviderError):

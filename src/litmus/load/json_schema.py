@@ -120,7 +120,7 @@ def _assertion(spec: AssertionSpec) -> dict[str, Any]:
     return _object(properties, required, **extra)
 
 
-def _request(*, defaults: bool) -> dict[str, Any]:
+def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
     methods = [m for method in rules.METHODS for m in (method, method.lower())]
     properties: dict[str, Any] = {
         "method": {"enum": methods, "description": "HTTP method (default GET)"},
@@ -155,8 +155,9 @@ def _request(*, defaults: bool) -> dict[str, Any]:
         "follow_redirects": {"type": "boolean", "description": "default true"},
         "stream": _stream(),
     }
-    if defaults:
-        return _object({k: v for k, v in properties.items() if k in rules.DEFAULTS_KEYS})
+    if defaults or override:
+        kept = rules.CONVERSATION_OVERRIDE_KEYS if override else rules.DEFAULTS_KEYS
+        return _object({k: v for k, v in properties.items() if k in kept})
     return _object(properties, ("url",), **_at_most_one(*rules.BODY_KEYS))
 
 
@@ -207,7 +208,7 @@ def build_schema() -> dict[str, Any]:
                                     "description": "text file, relative to the suite"},
     }, ("id",), allOf=[_at_most_one("data", "data_file"),
                        _at_most_one("reference_response", "reference_response_file")])
-    step = _object({
+    step_properties = {
         "name": {"type": "string", "minLength": 1},
         "request": {"$ref": "#/$defs/request"},
         "extract": {"type": "object", "propertyNames": {"pattern": IDENTIFIER},
@@ -215,13 +216,45 @@ def build_schema() -> dict[str, Any]:
         "retry": _object({"attempts": {"type": "integer", "minimum": 1},
                           "interval_ms": {"type": "number", "minimum": 0}}),
         "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
-    }, ("name", "request"))
+    }
+    step = _object(step_properties, ("name", "request"))
+    conversation_step = _object({
+        **step_properties,
+        "request": _described(_request(defaults=False, override=True),
+                              "fields merged into the conversation's request for this step"),
+        "user": {"type": "string", "minLength": 1, "description": "what the user says (templated)"},
+        "simulate": _object({
+            "persona": {"type": "string", "minLength": 1}, "goal": {"type": "string", "minLength": 1},
+            "max_turns": {"type": "integer", "minimum": 1, "maximum": rules.MAX_SIMULATED_TURNS},
+        }, ("persona", "goal", "max_turns"), description="user turns played by the simulator"),
+        "tool_results": {"type": "object", "description": "tool name -> the value answered to each of its calls"},
+    }, ("name",), oneOf=[{"required": ["user"]}, {"required": ["simulate"]}])
+    conversation = _object({
+        "request": {"$ref": "#/$defs/request"},
+        "format": {"anyOf": [
+            {"enum": list(rules.CONVERSATION_APIS)},
+            _object({"history_path": {"type": "string", "pattern": "^" + rules.SETTABLE_PATH.pattern + "$",
+                                      "description": "where the history goes in the JSON body"},
+                     "reply_path": {"type": "string", "minLength": 1, "description": "JSONPath of the reply"},
+                     "history": {"const": "none", "description": "send only the new message"}},
+                    ("history_path",)),
+        ], "description": "openai (default), anthropic or {history_path, reply_path, history: none}"},
+        "system": {"type": "string", "description": "the system message"},
+    }, ("request",), description="the flow is a chat: steps say what the user says, Litmus keeps the history")
     flow = _object({
         "name": {"type": "string", "minLength": 1},
         "runs": {"type": "integer", "minimum": 1, "maximum": rules.MAX_RUNS,
                  "description": "repeat the flow (default 1)"},
-        "steps": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}},
-    }, ("name", "steps"))
+        "steps": {"type": "array", "minItems": 1},
+        "conversation": {"$ref": "#/$defs/conversation"},
+        "conversation_assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
+                                    "description": "judged on the whole transcript, once per flow run"},
+    }, ("name", "steps"), **{
+        "if": {"required": ["conversation"]},
+        "then": {"properties": {"steps": {"items": {"$ref": "#/$defs/conversation_step"}}}},
+        "else": {"properties": {"steps": {"items": {"$ref": "#/$defs/step"}}},
+                 "not": {"required": ["conversation_assertions"]}},
+    })
     suite = _object({
         "version": {"const": 1},
         "suite": {"type": "string", "minLength": 1, "description": "the suite's name, unique across the run"},
@@ -250,7 +283,8 @@ def build_schema() -> dict[str, Any]:
         "title": "Litmus probe suite, version 1",
         **suite,
         "$defs": {
-            "flow": flow, "step": step, "request": _request(defaults=False), "defaults": _request(defaults=True),
+            "flow": flow, "step": step, "conversation": conversation, "conversation_step": conversation_step,
+            "request": _request(defaults=False), "defaults": _request(defaults=True),
             "extraction": _extraction(), "scenario": scenario, "assertion": assertion, **assertion_defs,
         },
     }

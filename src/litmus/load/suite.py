@@ -10,6 +10,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from litmus.model import (
     Assertion,
     Auth,
     Context,
+    Conversation,
+    ConversationFormat,
     Extraction,
     Flow,
     GraphQL,
@@ -36,6 +39,7 @@ from litmus.model import (
     Request,
     Retry,
     Scenario,
+    Simulate,
     Step,
     Stream,
     Suite,
@@ -58,7 +62,22 @@ MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
 MAX_RUNS = 10_000
 STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
-FLOW_KEYS = ("name", "runs", "steps")
+CONVERSATION_STEP_KEYS = (*STEP_KEYS, "user", "simulate", "tool_results")
+FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions")
+CONVERSATION_KEYS = ("request", "format", "system")
+CONVERSATION_APIS = ("openai", "anthropic")
+MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
+# What a conversation step's own `request` may change: the conversation fixes where and how it is sent.
+CONVERSATION_OVERRIDE_KEYS = ("headers", "query", "json", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+SIMULATE_KEYS = ("persona", "goal", "max_turns")
+# A simulated stretch longer than this is a runaway loop rather than a test (each turn is a simulator call).
+MAX_SIMULATED_TURNS = 50
+# The body keys Litmus fills with the history, per API.
+HISTORY_KEYS = {"openai": ("messages",), "anthropic": ("system", "messages")}
+# The families a transcript is judged by; `conversation` types judge nothing else.
+TRANSCRIPT_FAMILIES = ("conversation", "qualitative", "scenario")
+# `history_path`: where a value is put, so plain keys only.
+SETTABLE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_-]*)+")
 SCENARIO_KEYS = ("id", "data", "data_file", "reference_response", "reference_response_file")
 COMMON_ASSERTION_KEYS = ("type", "name", "on_failure", "critical")
 LLM_ASSERTION_KEYS = ("threshold", "select")
@@ -67,6 +86,14 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 ON_FAILURE = ("continue", "stop_request", "stop_flow")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STATUS_CLASS = re.compile(r"[1-5]xx")
+@dataclass(frozen=True)
+class ChatSteps:
+    """What the steps of a conversation flow build on (None for each when the conversation is invalid)."""
+
+    request: Request | None
+    conversation: Conversation | None
+
+
 class SuiteBuilder:
     def __init__(self, item: Item, file: str, abs_path: Path, root: Path, collector: Collector,
                  environ: Mapping[str, str], strict_env: bool, run_vars: Mapping[str, Any] | None = None,
@@ -180,12 +207,12 @@ class SuiteBuilder:
             f.error(item, f"'base_url' must be an absolute http:// or https:// URL, not {base_url!r}")
 
     def steps(self, step_items: list[Item], scope: Scope, defaults: Request | None,
-              defaults_item: Item | None) -> list[Step]:
+              defaults_item: Item | None, chat: ChatSteps | None = None) -> list[Step]:
         """A list of steps run in order (setup, teardown, a flow's), each seeing earlier extractions."""
         steps = []
         step_names: dict[str, Item] = {}
         for step_item in step_items:
-            step = self.step(step_item, scope, defaults, defaults_item, step_names)
+            step = self.step(step_item, scope, defaults, defaults_item, step_names, chat)
             if step is not None:
                 steps.append(step)
                 scope = scope.with_extracted({e.name for e in step.extract})
@@ -366,22 +393,134 @@ class SuiteBuilder:
         name = f.take("name", "string", required=True, default="", nonempty=True)
         self.unique(f, "name", name, seen, "flow name")
         runs = f.take("runs", "integer", default=1, minimum=1, maximum=MAX_RUNS)
-        steps = self.steps(self.items(f, "steps", required=True), scope, defaults, defaults_item)
-        return Flow(item.pos, f.field_pos, name, runs, tuple(steps))
+        conversation, chat = None, None
+        if (conversation_item := f.raw("conversation")) is not None:
+            conversation, chat = self.conversation(conversation_item, scope, defaults), ChatSteps(None, None)
+            if conversation is not None:
+                chat = ChatSteps(*conversation)
+        steps = self.steps(self.items(f, "steps", required=True), scope, defaults, defaults_item, chat)
+        judged_on_transcript: list[Assertion] = []
+        if (assertions_item := f.raw("conversation_assertions")) is not None and conversation_item is None:
+            f.error(f.item.keys["conversation_assertions"], "'conversation_assertions' judge a conversation's "
+                                                            "transcript: the flow needs 'conversation'")
+        elif assertions_item is not None:
+            # Judged after the last step: every extraction of the flow is known by then.
+            last = scope.with_extracted({e.name for step in steps for e in step.extract})
+            judged_on_transcript = [a for a in (self.assertion(i, last, on_transcript=True)
+                                                for i in self.items(f, "conversation_assertions")) if a]
+        return Flow(item.pos, f.field_pos, name, runs, tuple(steps),
+                    conversation[1] if conversation else None, tuple(judged_on_transcript))
+
+    def conversation(self, item: Item, scope: Scope, defaults: Request | None) -> tuple[Request, Conversation] | None:
+        """The conversation's request (suite defaults merged in) and how it talks to the API."""
+        cf = self.fields(item, "'conversation'", CONVERSATION_KEYS)
+        if cf is None:
+            return None
+        system = cf.take("system", "string", default=None)
+        if system is not None:
+            check_templates(cf.raw("system"), scope, self.c)
+        conversation_format = self.conversation_format(cf)
+        request_item = cf.raw("request")
+        if request_item is None:
+            cf.error(item, "'conversation' needs 'request' (at least its 'url')")
+            return None
+        rf = self.fields(request_item, "the conversation's 'request'", REQUEST_KEYS)
+        if rf is None or conversation_format is None:
+            return None
+        request = self.request(rf, request_item, defaults)
+        # Where the history goes is the conversation's, so its templates see the suite's names only.
+        check_templates(request_item, scope, self.c)
+        other_body = next((key for key in BODY_KEYS if key != "json" and rf.has(key)), None)
+        if other_body is not None:
+            rf.error(request_item.keys[other_body], f"a conversation sends the history as JSON: use 'json', "
+                                                    f"not '{other_body}'")
+        if request.json is not MISSING and not isinstance(request.json, dict):
+            rf.error(rf.raw("json"), f"a conversation's 'json' must be a mapping (the history is added to it), "
+                                     f"not {describe(request.json)}")
+        elif conversation_format.api == "mapping":
+            self.history_place(rf.raw("json"), conversation_format.history_path)
+        elif isinstance(request.json, dict):
+            for key in HISTORY_KEYS[conversation_format.api]:
+                if key in request.json:
+                    rf.error(request_item.value["json"].keys[key],
+                             f"'{key}' is where Litmus puts the conversation: leave it out of 'json'")
+        stream = request.stream
+        if conversation_format.api == "mapping" and conversation_format.reply_path is None and stream is None:
+            cf.error(cf.raw("format"), "the mapping form needs 'reply_path' (where the reply is read), unless the "
+                                       "request is streamed (the reply is then the assembled text)")
+        if stream is not None and conversation_format.api != "mapping" and stream.format != conversation_format.api:
+            rf.error(rf.raw("stream"), f"{with_article(conversation_format.api)} conversation is streamed as "
+                                       f"'{conversation_format.api}', not '{stream.format}'")
+        return request, Conversation(item.pos, cf.field_pos, format=conversation_format, system=system)
+
+    def history_place(self, json_item: Item | None, history_path: str) -> None:
+        """`history_path` must lead to a key the request's json leaves free, through mappings only (the run
+        would otherwise replace what the probe wrote)."""
+        node = json_item
+        *parents, last = history_path[2:].split(".")
+        for key in parents:
+            if node is None or key not in node.value:
+                return
+            node = node.value[key]
+            if not isinstance(node.value, dict):
+                self.c.error(node.span, f"history_path {history_path} goes through '{key}', which holds "
+                                        f"{describe(node.value)}, not a mapping")
+                return
+        if node is not None and last in node.value:
+            self.c.error(node.keys[last].span, f"'{last}' is where Litmus puts the conversation (history_path "
+                                               f"{history_path}): leave it out of 'json'")
+
+    def conversation_format(self, cf: Fields) -> ConversationFormat | None:
+        """`format: openai | anthropic | {history_path, reply_path, history: none}` (default openai)."""
+        item = cf.raw("format")
+        if item is None:
+            return ConversationFormat(cf.item.pos, {}, "openai")
+        if isinstance(item.value, str):
+            api = cf.check(item, "format", "string", choices=CONVERSATION_APIS, default=None)
+            return ConversationFormat(item.pos, {}, api) if api else None
+        ff = self.fields(item, "'format'", MAPPING_FORMAT_KEYS)
+        if ff is None:
+            return None
+        history_path = ff.take("history_path", "string", required=True, default=None, nonempty=True)
+        if history_path is not None and not SETTABLE_PATH.fullmatch(history_path):
+            ff.error(ff.raw("history_path"), f"'history_path' is where the history is put: a path of plain keys "
+                                             f"like $.messages, not {history_path!r}")
+            history_path = None
+        reply_path = ff.take("reply_path", "string", default=None, nonempty=True)
+        if reply_path is not None and (problem := checks.jsonpath_error(reply_path)):
+            ff.error(ff.raw("reply_path"), problem)
+        history = ff.take("history", "string", default=None, choices=("none",))
+        if history_path is None:
+            return None
+        return ConversationFormat(item.pos, ff.field_pos, "mapping", history_path, reply_path, history != "none")
 
     def step(self, item: Item, scope: Scope, defaults: Request | None, defaults_item: Item | None,
-             seen: dict[str, Item]) -> Step | None:
-        f = self.fields(item, "a step", STEP_KEYS)
+             seen: dict[str, Item], chat: ChatSteps | None = None) -> Step | None:
+        f = self.fields(item, "a step", CONVERSATION_STEP_KEYS)
         if f is None:
             return None
         name = f.take("name", "string", required=True, default="", nonempty=True)
         self.unique(f, "name", name, seen, "step name")
         request_item = f.raw("request")
         request = None
-        if request_item is None:
-            f.error(item, "a step needs 'request' (at least its 'url')")
-        elif rf := self.fields(request_item, "'request'", REQUEST_KEYS):
-            request = self.request(rf, request_item, defaults)
+        user, simulate, tool_results = None, None, None
+        if chat is not None:
+            user, simulate, tool_results = self.chat_turn(f, scope, chat)
+            request = chat.request
+            if request_item is not None and chat.request is not None and \
+                    (rf := self.fields(request_item, "a conversation step's 'request'", CONVERSATION_OVERRIDE_KEYS)):
+                request = self.request_override(rf, request_item, chat.request)
+                check_templates(request_item, scope, self.c)
+        else:
+            for key in ("user", "simulate", "tool_results"):
+                if f.has(key):
+                    f.error(item.keys[key], f"'{key}' is for the steps of a conversation flow (give the flow "
+                                            f"'conversation')")
+            if request_item is None:
+                f.error(item, "a step needs 'request' (at least its 'url')")
+            elif rf := self.fields(request_item, "'request'", REQUEST_KEYS):
+                request = self.request(rf, request_item, defaults)
+        if request_item is not None or chat is not None:
             # Defaults are checked in each step's scope: they may use what earlier steps extracted.
             for part in (request_item, defaults_item):
                 if part is not None and isinstance(part.value, dict):
@@ -390,7 +529,52 @@ class SuiteBuilder:
         retry = self.retry(f)
         own = scope.with_extracted({e.name for e in extract})
         assertions = [a for a in (self.assertion(i, own) for i in self.items(f, "assertions")) if a]
-        return Step(item.pos, f.field_pos, name, request, tuple(extract), retry, tuple(assertions))
+        return Step(item.pos, f.field_pos, name, request, tuple(extract), retry, tuple(assertions), user, simulate,
+                    tool_results)
+
+    def chat_turn(self, f: Fields, scope: Scope,
+                  chat: ChatSteps) -> tuple[str | None, Simulate | None, dict[str, Any] | None]:
+        """A conversation step's `user` or `simulate`, and its `tool_results`."""
+        if f.has("user") == f.has("simulate"):
+            where = f.item.keys["simulate"] if f.has("user") else f.item
+            f.error(where, "a conversation step needs exactly one of 'user' (what the user says) or 'simulate'")
+        user = f.take("user", "string", default=None, nonempty=True)
+        if user is not None:
+            check_templates(f.raw("user"), scope, self.c)
+        simulate = None
+        if (simulate_item := f.raw("simulate")) is not None and (sf := self.fields(simulate_item, "'simulate'",
+                                                                                  SIMULATE_KEYS)):
+            simulate = Simulate(simulate_item.pos, sf.field_pos,
+                                sf.take("persona", "string", required=True, default="", nonempty=True),
+                                sf.take("goal", "string", required=True, default="", nonempty=True),
+                                sf.take("max_turns", "integer", required=True, default=1, minimum=1,
+                                        maximum=MAX_SIMULATED_TURNS))
+            check_templates(simulate_item, scope, self.c)
+        tool_results = None
+        if (results_item := f.raw("tool_results")) is not None:
+            if chat.conversation is not None and chat.conversation.format.api == "mapping":
+                f.error(results_item, "'tool_results' answer an openai or anthropic API's tool calls; the mapping "
+                                      "form carries no tool calls")
+            tool_results = f.check(results_item, "tool_results", "mapping", default=None)
+            if tool_results is not None:
+                check_templates(results_item, scope, self.c)
+        return user, simulate, tool_results
+
+    def request_override(self, f: Fields, item: Item, base: Request) -> Request:
+        """A conversation step's `request`: the conversation's with these fields merged in (headers, query
+        and json mappings key by key, the step winning)."""
+        merged = self.request(f, item, base, is_defaults=True)
+        json_value = base.json
+        if f.has("json"):
+            given = f.raw("json").plain()
+            if not isinstance(given, dict):
+                f.error(f.raw("json"), f"a conversation step's 'json' must be a mapping (merged into the "
+                                       f"conversation's), not {describe(given)}")
+            else:
+                json_value = {**(base.json if isinstance(base.json, dict) else {}), **given}
+        return replace(base, json=json_value, headers=merged.headers, query=merged.query, auth=merged.auth,
+                       delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
+                       follow_redirects=merged.follow_redirects, field_pos={**base.field_pos, **f.field_pos})
 
     def request(self, f: Fields, item: Item, base: Request | None, *, is_defaults: bool = False) -> Request:
         """The request with `base` (the suite defaults) merged in: headers and query key by key, step winning."""
@@ -636,7 +820,7 @@ class SuiteBuilder:
 
     # -- assertions ----------------------------------------------------------------------------
 
-    def assertion(self, item: Item, scope: Scope) -> Assertion | None:
+    def assertion(self, item: Item, scope: Scope, *, on_transcript: bool = False) -> Assertion | None:
         if not isinstance(item.value, dict):
             self.c.error(item.span, f"an assertion must be a mapping with 'type', not {describe(item.value)}")
             return None
@@ -648,6 +832,15 @@ class SuiteBuilder:
         if spec is None:
             shown = type_item.value if isinstance(type_item.value, str) else describe(type_item.value)
             self.c.error(type_item.span, f"unknown assertion type '{shown}'{did_you_mean(str(shown), self.specs)}")
+            return None
+        if on_transcript and spec.family not in TRANSCRIPT_FAMILIES:
+            self.c.error(type_item.span, f"{spec.type} checks one response; 'conversation_assertions' take judged "
+                                         f"types (conversation, qualitative and scenario-aware), judged on the "
+                                         f"transcript: put it in a step's 'assertions'")
+            return None
+        if not on_transcript and spec.family == "conversation":
+            self.c.error(type_item.span, f"{spec.type} judges a whole conversation: put it under the flow's "
+                                         f"'conversation_assertions'")
             return None
         own = tuple(spec.fields)
         hints = predicates.OTHER_SPELLINGS if "not" in spec.fields else None
@@ -663,6 +856,9 @@ class SuiteBuilder:
         critical = f.take("critical", "boolean", default=False)
         threshold = f.take("threshold", "number", default=None, minimum=0, maximum=100)
         select = f.take("select", "string", default=None)
+        if select is not None and on_transcript:
+            f.error(f.raw("select"), "'select' picks part of a response; a conversation assertion judges the "
+                                     "whole transcript")
         if select is not None and (problem := checks.jsonpath_error(select)):
             f.error(f.raw("select"), problem)
         params, referenced = self.params(f, spec, scope, misspelt=misspelt)

@@ -48,6 +48,10 @@ NEEDS_REVIEW = "needs_review"
 ICONS = {"failed": "❌", "transport_error": "🔌", "error": "⚠️", "needs_review": "🧐", "passed": "✅", "skipped": "⏭️"}
 
 
+# Where conversation assertions sort among a flow's findings: after every step's.
+AFTER_STEPS = 1 << 30
+
+
 @dataclass
 class Finding:
     rule: str  # an assertion type, TRANSPORT_ERROR, INTENT_EVALUATION or NEEDS_REVIEW
@@ -127,7 +131,8 @@ class Finding:
     @property
     def where(self) -> str:
         """suite › flow › step, the grouping every report uses."""
-        parts = [self.suite.name, self.flow_run.flow] + ([self.step.name] if self.step else [])
+        parts = [self.suite.name, self.flow_run.flow] + (
+            [self.step.name] if self.step else ["conversation"] if self.outcome else [])
         return " › ".join(parts)
 
     @property
@@ -247,8 +252,11 @@ def _collect_suite(suite_index: int, suite: SuiteResult, findings: dict[str, Fin
         else:
             rule = NEEDS_REVIEW if kind == "needs_review" else item.record.type
             outcome, line, column = item.record, item.record.line, item.record.column
-            position = (next(i for i, o in enumerate(step.assertions) if o is outcome),)
-        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order)) if step else -1
+            # A conversation assertion (no step) comes after the flow's steps, in the order of the probe.
+            assertions = step.assertions if step else flow_run.conversation_assertions
+            position = (next(i for i, o in enumerate(assertions) if o is outcome),)
+        step_index = step_order.setdefault((flow_run.flow, step.name), len(step_order)) if step \
+            else AFTER_STEPS if outcome is not None else -1
         order_in_flow = (step_index, *position) if position else (-1, 0)
         key = identity.report_key(item.key, rule)
         finding = findings.get(key)
@@ -668,3 +676,58 @@ def suite_stats(suite: SuiteResult) -> SuiteStats:
         judge_needs_review=needs_review + assertions["needs_review"],
         judge_tokens=sum(tier.input_tokens + tier.output_tokens for tier in tiers),
     )
+
+
+# ---- conversations: the numbered transcript every report shows for a conversation flow's finding
+
+# `turns[N]` in a transcript judge's mismatch path: the turn it blames (1-based).
+TURN_PATH = re.compile(r"^turns\[(\d+)\]")
+# How much of one message a report quotes.
+TRANSCRIPT_MESSAGE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class TranscriptTurn:
+    number: int  # 1-based: the N-th user message and what followed it
+    messages: list[dict[str, str]]  # the user's message, the reply, tool results
+
+
+def transcript_turns(transcript: list[dict[str, str]]) -> tuple[str | None, list[TranscriptTurn]]:
+    """The system message (if any) and the transcript's turns, numbered as `turns[N]` numbers them."""
+    system = None
+    turns: list[TranscriptTurn] = []
+    for message in transcript:
+        if message.get("role") == "system" and not turns:
+            system = message.get("content")
+        elif message.get("role") == "user" or not turns:
+            turns.append(TranscriptTurn(len(turns) + 1, [message]))
+        else:
+            turns[-1].messages.append(message)
+    return system, turns
+
+
+def turns_at_fault(finding: Finding) -> set[int]:
+    """The turns a conversation finding blames: the step's own turn, or the `turns[N]` its judge named."""
+    if finding.step is not None:
+        return {finding.step.turn} if finding.step.turn else set()
+    return blamed_turns(finding.outcome) if finding.outcome is not None else set()
+
+
+def blamed_turns(outcome: AssertionOutcome) -> set[int]:
+    """The turns a transcript judge named in its mismatches (`turns[N]`)."""
+    return {int(match.group(1)) for m in outcome.mismatches if (match := TURN_PATH.match(m.path))}
+
+
+def transcript_text(transcript: list[dict[str, str]], at_fault: set[int]) -> str:
+    """The transcript as numbered plain text, each turn at fault marked `▶` with a `◀ turn N at fault` line."""
+    system, turns = transcript_turns(transcript)
+    lines = [f"   system: {clip(system, TRANSCRIPT_MESSAGE_CHARS)}"] if system else []
+    for turn in turns:
+        marked = turn.number in at_fault
+        for index, message in enumerate(turn.messages):
+            head = f"{'▶' if marked else ' '}{turn.number:>2}" if index == 0 else "   "
+            text = clip(message.get("content", ""), TRANSCRIPT_MESSAGE_CHARS).replace("\n", "\n" + " " * 15)
+            lines.append(f"{head} {message.get('role', ''):>9}: {text}")
+        if marked:
+            lines.append(f"   ◀ turn {turn.number} at fault")
+    return "\n".join(lines)

@@ -98,6 +98,10 @@ figure { margin: .5rem 0 1rem; } figcaption { color: var(--muted); font-size: .9
 .step { border-left: 3px solid var(--line); padding-left: .75rem; margin: .75rem 0; }
 details.finding { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
 details.finding > summary { cursor: pointer; font-weight: 600; }
+ol.transcript { padding-left: 2.4rem; } ol.transcript li { margin: .3rem 0; }
+ol.transcript li.at-fault { border-left: 4px solid var(--fail); background: var(--hl);
+  padding-left: .4rem; }
+ol.transcript .role { font-weight: 600; min-width: 5.5rem; display: inline-block; }
 details.finding[open] > summary { margin-bottom: .4rem; }
 a.permalink { font-weight: normal; font-size: .85rem; margin-left: .3rem; }
 .finding.listed { border: 1px solid var(--line); border-radius: 6px; margin: .4rem 0; padding: .3rem .6rem; }
@@ -459,14 +463,16 @@ def _grouped(items: list, key) -> Iterator[list]:
 
 
 def _step_key(finding: fd.Finding):
-    return id(finding.step) if finding.step is not None else ("intent", id(finding.flow_run))
+    if finding.step is not None:
+        return id(finding.step)
+    return ("conversation" if finding.outcome is not None else "intent", id(finding.flow_run))
 
 
 def _step_block(result: RunResult, options: Options, members: list[fd.Finding]) -> Markup:
     """The findings of one step (of one flow run), then that step's exchange, shown once."""
     first = members[0]
     step = first.step
-    heading = "Intent Evaluation" if step is None else f"step {step.name}"
+    heading = f"step {step.name}" if step else "conversation" if first.outcome else "Intent Evaluation"
     where = [heading]
     if first.scenario:
         where.append(f"scenario {first.scenario}")
@@ -531,8 +537,10 @@ def _details(finding: fd.Finding) -> list[Markup]:
             [[str(i + 1), f"{t.provider}/{t.model}", "unparseable" if t.score is None else f"{t.score:g}",
               "yes" if t.cached else "no", f"{t.latency_ms:g} ms", f"{t.input_tokens} / {t.output_tokens}", t.reason]
              for i, t in enumerate(finding.judge.tiers)]))
-    if finding.step is None:
+    if finding.step is None and finding.outcome is None:
         parts.append(tag("p", tag("strong", "Intent Evaluation: "), finding.intent.reason))
+    if finding.flow_run.transcript:
+        parts.append(_transcript(finding.flow_run.transcript, fd.turns_at_fault(finding)))
     if finding.decided_by is not None:
         decided = fd.HumanDecided(finding.suite, finding.flow_run, finding.step, finding.outcome or finding.intent)
         parts.append(tag("p", tag("strong", "Decided by a human: "), decided.text()))
@@ -542,6 +550,21 @@ def _details(finding: fd.Finding) -> list[Markup]:
         parts.append(tag("p", tag("strong", "Decide it: "), "comment ", tag("code", accept), " or ",
                          tag("code", reject), " on the pull request, or run ", tag("code", review)))
     return parts
+
+
+def _transcript(transcript: list[dict[str, str]], at_fault: set[int]) -> Markup:
+    """The conversation as a numbered list of turns, the turns at fault marked."""
+    system, turns = fd.transcript_turns(transcript)
+    items = [tag("li", *(tag("div", tag("span", message.get("role", ""), class_="role"), " ",
+                              clip(message.get("content", ""), 2_000)) for message in turn.messages),
+                 value=str(turn.number), class_="turn at-fault" if turn.number in at_fault else "turn",
+                 title=f"turn {turn.number} at fault" if turn.number in at_fault else None)
+             for turn in turns]
+    blamed = f" (turn {', '.join(map(str, sorted(at_fault)))} at fault)" if at_fault else ""
+    head = [tag("h4", f"Conversation{blamed}")]
+    if system:
+        head.append(tag("p", tag("span", "system", class_="role"), " ", clip(system, 2_000), class_="muted"))
+    return tag("div", *head, tag("ol", *items, class_="transcript"))
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> Markup:

@@ -117,6 +117,31 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
     return case
 
 
+def _conversation_case(suite: SuiteResult, flow_run: FlowRunResult, outcome: AssertionOutcome,
+                       runs: int) -> TestCase:
+    """A conversation assertion, judged on the flow run's transcript: the numbered transcript in its body."""
+    case = TestCase(f"conversation › {outcome.name or outcome.type} {_run_label(flow_run, runs)}",
+                    classname=f"{suite.name}.{flow_run.flow}", elapsed_sec=0.0, file=suite.file,
+                    line=str(outcome.line), allow_multiple_subelements=True)
+    lines = [f"{suite.file}:{outcome.line}:{outcome.column}: {outcome.type}: {outcome.reason}"]
+    if outcome.mismatches:
+        lines += ["", _mismatch_table(outcome)]
+    lines += ["", *_judge_lines(outcome.judge, outcome.score, outcome.threshold)]
+    lines += ["", fd.transcript_text(flow_run.transcript or [], fd.blamed_turns(outcome))]
+    body = clip("\n".join(lines), BODY_LIMIT)
+    named = f"{outcome.name}: " if outcome.name else ""
+    if outcome.status == "failed":
+        case.add_failure_info(f"{named}{outcome.reason}", body, outcome.type)
+    elif outcome.status == "needs_review":
+        case.add_failure_info(f"{outcome.name or outcome.type} needs human review: {outcome.reason}", body,
+                              fd.NEEDS_REVIEW)
+    elif outcome.status == "error" or outcome.judge_skip in verdict.UNEVALUATED_REASONS:
+        case.add_error_info(f"{named}could not be evaluated: {outcome.reason}", body, outcome.type)
+    elif outcome.status == "skipped":
+        case.add_skipped_info(outcome.reason)
+    return case
+
+
 def _intent_case(suite: SuiteResult, flow_run: FlowRunResult, runs: int) -> TestCase:
     intent: IntentEvaluation = flow_run.intent_evaluation
     judge_ms = sum(tier.latency_ms for tier in intent.judge.tiers) if intent.judge else 0.0
@@ -164,6 +189,8 @@ def render(result: RunResult, **options) -> str:
         for flow_run in suite.flow_runs:
             count = runs[flow_run.flow, flow_run.scenario]
             cases += [_step_case(suite, flow_run, step, count) for step in flow_run.steps]
+            cases += [_conversation_case(suite, flow_run, outcome, count)
+                      for outcome in flow_run.conversation_assertions]
             cases.append(_intent_case(suite, flow_run, count))
         element = TestSuite(suite.name, cases, timestamp=result.run.started_at, file=suite.file).build_xml_doc()
         _clean(element)

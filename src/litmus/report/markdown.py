@@ -319,6 +319,13 @@ def _finding(result: RunResult, options: Options, finding: fd.Finding, flavour: 
         accept, reject = fd.decide_commands(finding.decidable_id)
         out.append(f"**Decide it:** comment {code(accept)} or {code(reject)} (optionally followed by a reason), "
                    f"or run {code('litmus review --accept ' + finding.decidable_id)}")
+    transcript = finding.flow_run.transcript
+    if transcript:
+        at_fault = fd.turns_at_fault(finding)
+        blamed = f", turn {', '.join(map(str, sorted(at_fault)))} at fault" if at_fault else ""
+        turns = len(fd.transcript_turns(transcript)[1])
+        out.append(_fold(f"Conversation ({count(turns, 'turn')}{blamed})",
+                         fenced(fd.transcript_text(transcript, at_fault))))
     curl = fd.step_curl(finding.flow_run, step, flavour.curl_body) if step is not None else None
     if curl:
         out.append(_fold("Reproduce with curl", fenced(curl, "sh")))

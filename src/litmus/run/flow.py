@@ -23,7 +23,7 @@ from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
-from litmus.identity import step_finding_ids
+from litmus.identity import conversation_finding_ids, step_finding_ids
 from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.response import Response
 from litmus.results import (
@@ -38,6 +38,7 @@ from litmus.results import (
     StreamEvent,
     StreamRecord,
 )
+from litmus.run.conversation import JUDGING_OFF, History, Turn, UnreadableReply, turns
 from litmus.run.extract import NotExtracted, extract
 from litmus.run.http import MAX_REDIRECTS, FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
@@ -48,6 +49,8 @@ from litmus.verdict import NOT_PASSED, decide_flow_run
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
 EXCERPT_CHARS = 4096
+# A conversation turn's request keeps more: its body is the history, which its curl must send again.
+CONVERSATION_REQUEST_CHARS = 65_536
 # A streamed step's results keep its first events (the count says how many there were).
 RECORDED_EVENTS = 100
 RAW_STREAM_CHARS = 2048
@@ -104,13 +107,19 @@ class RunEnvironment:
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
     started = time.perf_counter()
-    steps, _ = run_steps(planned, env)
+    history, variables = None, {}
+    if planned.flow.conversation is None:
+        steps, _ = run_steps(planned, env)
+    else:
+        steps, history, variables = _run_conversation(planned, env)
     flow_run = FlowRunResult(
         flow=planned.flow.name, line=planned.flow.pos.line, run_index=planned.run_index,
         scenario=planned.scenario.id if planned.scenario else None,
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason="not evaluated"),
-        steps=steps,
+        steps=steps, transcript=history.transcript if history else None,
     )
+    if history is not None:
+        flow_run.conversation_assertions = _transcript_outcomes(planned, env, history, variables)
     flow_run.intent_evaluation = _evaluate_intent(planned, flow_run, env)
     decide_flow_run(flow_run)
     flow_run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -148,12 +157,82 @@ def run_steps(planned: PlannedRun, env: RunEnvironment,
     return steps, variables
 
 
+def _run_conversation(planned: PlannedRun,
+                      env: RunEnvironment) -> tuple[list[StepResult], History, dict[str, Any]]:
+    """A conversation flow's turns in order (what `run_steps` is for other flows), its history, and what
+    its steps extracted."""
+    variables: dict[str, Any] = {}
+    renderer = Renderer(planned.suite, scenario=planned.scenario, run_index=planned.run_index, variables=variables,
+                        environ=env.environ, redactor=env.redactor, run_vars=env.run_vars, setup=planned.setup,
+                        trust=env.trust)
+    session = env.client.session()  # never closed: closing a Session closes the shared pool
+    conversation = planned.flow.conversation
+    history = History(planned.flow, _text(renderer.render(conversation.system)) if conversation.system else None)
+
+    def run_turn(step: Step, turn: Turn) -> tuple[StepResult, str | None]:
+        try:
+            return _run_step(step, planned, env, renderer, session, variables, env.stop, turn)
+        except Exception as exc:  # noqa: BLE001 - a bug or a hostile body fails this turn, never the flow run's record
+            message = f"internal error: {_exception_text(exc)}"
+            return (_error_step(step, message, None, None, skipped_because=f"step could not finish: {message}"),
+                    f"step '{step.name}': {message}")
+
+    simulator = JUDGING_OFF if env.judge_disabled else env.judge or (
+        "'simulate' needs a judge (litmus.yaml 'judge:', or --judge-provider replay with recorded turns)")
+    steps = turns(planned.flow, history, run_turn, simulator, renderer.render, skipped_step,
+                  lambda: "run interrupted before this step" if env.stop.is_set() else None)
+    return steps, history, variables
+
+
+def _transcript_outcomes(planned: PlannedRun, env: RunEnvironment, history: History,
+                         variables: dict[str, Any]) -> list[AssertionOutcome]:
+    """The flow's `conversation_assertions`, judged on the transcript (each in the judge's executor)."""
+    judged = planned.flow.conversation_assertions
+    if not judged:
+        return []
+    ids = dict(zip((a.pos for a in judged), conversation_finding_ids(
+        planned.suite.name, planned.flow.name, planned.scenario.id if planned.scenario else None, judged),
+        strict=True))
+    renderer = Renderer(planned.suite, scenario=planned.scenario, run_index=planned.run_index, variables=variables,
+                        environ=env.environ, redactor=env.redactor, run_vars=env.run_vars, setup=planned.setup,
+                        trust=env.trust)
+    ctx = EvalContext(response=None, suite=planned.suite, variables=variables, scenario=planned.scenario,
+                      render=renderer.render, redact=env.redactor.redact, judge=env.judge,
+                      run_index=planned.run_index, deadline=None, trust=env.trust, python_worker=env.python_worker,
+                      finding_ids=ids)
+    transcript = [dict(message) for message in history.transcript]
+    pending: list[AssertionOutcome | Future] = []
+    for assertion in judged:
+        cause = _not_judged_cause(assertion, planned, env)
+        pending.append(not_judged(assertion, cause) if cause is not None else
+                       env.judge.executor.submit(_judge_transcript, env.judge, assertion, transcript, ctx))
+    outcomes = [p.result() if isinstance(p, Future) else p for p in pending]
+    for assertion, result in zip(judged, outcomes, strict=True):
+        result.critical = result.critical or assertion.critical
+    return outcomes
+
+
+def _judge_transcript(judge, assertion: Assertion, transcript: list[dict], ctx: EvalContext) -> AssertionOutcome:
+    """The judge's outcome on the transcript; a judge that raises yields an `error` outcome, never a crash."""
+    try:
+        return judge.evaluate_transcript(assertion, transcript, ctx)
+    except Exception as exc:  # noqa: BLE001 - isolation: one assertion never breaks another
+        return errored(assertion, f"could not evaluate: {_exception_text(exc)}")
+
+
 def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Renderer, session,
-              variables: dict[str, Any], stop: threading.Event) -> tuple[StepResult, str | None]:
-    """The step's result, and why the rest of the flow run is skipped (None: go on)."""
+              variables: dict[str, Any], stop: threading.Event,
+              turn: Turn | None = None) -> tuple[StepResult, str | None]:
+    """The step's result, and why the rest of the flow run is skipped (None: go on).
+
+    A conversation `turn` adds the history to the request; its reply (not the API's body) is what the
+    assertions read, while extractions read the API's response (an id the server keeps the chat under)."""
     generated = renderer.begin_step()
     try:
         out = _render_request(step, planned.suite, renderer, env)
+        if turn is not None:
+            turn.sent = turn.given if turn.given is not None else _text(renderer.render(step.user))
+            turn.history.shape(out, turn.sent)
         prepared = env.client.prepare(session, out)
     except (TemplateError, ValueError, OSError) as exc:
         position = step.request.pos if step.request else step.pos
@@ -165,6 +244,10 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         return skipped_step(step, "run interrupted before this step"), "run interrupted before this step"
     attempts = step.retry.attempts if step.retry else 1
     transport_retries = 0
+
+    def sent() -> RequestExcerpt:
+        return _request_excerpt(prepared, out, step, env, turn is not None)
+
     scenario_id = planned.scenario.id if planned.scenario else None
     finding_ids = dict(zip((a.pos for a in step.assertions), step_finding_ids(
         planned.suite.name, planned.flow.name, scenario_id, step.name, step.assertions), strict=True))
@@ -172,7 +255,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         try:
             response = env.client.send(session, prepared, out)
         except TransportError as exc:
-            result = _error_step(step, str(exc), _request_excerpt(prepared, out, step, env), exc.partial)
+            result = _error_step(step, str(exc), sent(), exc.partial)
             result.attempts = attempt
             result.transport_retries = transport_retries + exc.retries
             result.generated = dict(generated)
@@ -183,9 +266,20 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         # The step's timeout also bounds evaluating its assertions (regex searches, python calls).
         deadline = Deadline.after(out.timeout_ms / 1000)
         extracted, extract_error = _extract(step, response, env.redactor, deadline)
+        checked = response
+        if turn is not None:
+            try:
+                turn.reply = checked = turn.history.read(response)
+            except UnreadableReply as exc:
+                message = f"turn {turn.history.turn + 1}: {exc}"
+                result = _error_step(step, message, sent(), response,
+                                     skipped_because=f"no reply: {message}")
+                result.attempts, result.transport_retries = attempt, transport_retries
+                result.generated = dict(generated)
+                return result, f"step '{step.name}': {message}"
         seen = {**variables, **extracted}
         ctx = EvalContext(
-            response=response, suite=planned.suite, variables=seen, scenario=planned.scenario,
+            response=checked, suite=planned.suite, variables=seen, scenario=planned.scenario,
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
             run_index=planned.run_index, deadline=deadline, trust=env.trust, python_worker=env.python_worker,
@@ -207,7 +301,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         # The later steps would run without the variable: this step is the error, and the flow run stops.
         status, stop_flow_reason = "error", f"step '{step.name}': {extract_error}"
     result = StepResult(
-        name=step.name, line=step.pos.line, status=status, request=_request_excerpt(prepared, out, step, env),
+        name=step.name, line=step.pos.line, status=status, request=sent(),
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
         error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
@@ -417,6 +511,10 @@ def deterministic_intent(flow_run: FlowRunResult) -> IntentEvaluation:
             counts[o.status] += 1
             if o.status in NOT_PASSED and first is None:
                 first = f"step '{step.name}' › {o.name or o.type}: {o.reason}"
+    for o in flow_run.conversation_assertions:
+        counts[o.status] += 1
+        if o.status in NOT_PASSED and first is None:
+            first = f"conversation › {o.name or o.type}: {o.reason}"
     if first is None:
         return IntentEvaluation(
             status="passed", method="deterministic",
@@ -448,13 +546,15 @@ def _masked(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: MASK if k.lower() in SENSITIVE_HEADERS else str(v) for k, v in headers.items()}
 
 
-def _excerpt(text: str) -> tuple[str, bool]:
-    return (text[:EXCERPT_CHARS], True) if len(text) > EXCERPT_CHARS else (text, False)
+def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> tuple[str, bool]:
+    return (text[:limit], True) if len(text) > limit else (text, False)
 
 
-def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnvironment) -> RequestExcerpt:
+def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnvironment,
+                     conversation_turn: bool = False) -> RequestExcerpt:
     body = describe_body(prepared)
-    text, cut = _excerpt(body) if body is not None else (None, False)
+    limit = CONVERSATION_REQUEST_CHARS if conversation_turn else EXCERPT_CHARS
+    text, cut = _excerpt(body, limit) if body is not None else (None, False)
     probe_headers = [name for name in prepared.headers if name.lower() in {k.lower() for k in out.headers}]
     if "Content-Type" in prepared.headers and "content-type" not in map(str.lower, probe_headers) \
             and (out.has_json or out.data is not None or out.multipart is not None or out.body_file is not None):
@@ -499,8 +599,10 @@ def _part_texts(part: FormPart) -> list[str]:
 
 
 def _secrets_used(step: Step, env: RunEnvironment) -> dict[str, str]:
-    """name -> value of each `{{ secrets.NAME }}` the step's request mentions."""
-    names = {ref.name.split(".", 1)[1] for ref in references(repr(step.request)) if ref.namespace == "secrets"}
+    """name -> value of each `{{ secrets.NAME }}` the step's request (or its user message and tool results,
+    which a conversation sends in the body) mentions."""
+    sent = repr((step.request, step.user, step.tool_results))
+    names = {ref.name.split(".", 1)[1] for ref in references(sent) if ref.namespace == "secrets"}
     return {name: env.environ[name] for name in sorted(names) if env.environ.get(name)}
 
 
