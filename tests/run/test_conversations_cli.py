@@ -212,6 +212,9 @@ def test_an_unanswered_tool_call_ends_the_conversation_naming_the_call(tmp_path,
     assert ask.status == "error" and "the reply calls tool 'lookup_order' (call id " in ask.error
     assert then.status == "skipped"
     assert result.suites[0].verdict == "failed"
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    assert f"POST {ask.request.url} got a reply that ends the conversation: the reply calls tool" \
+        in comment.replace("\\", "")
 
 
 @pytest.mark.parametrize("status", [500, 200], ids=["non-2xx", "unreadable"])

@@ -386,8 +386,12 @@ def summary_sentence(finding: Finding) -> str:
 def transport_label(step: StepResult) -> str:
     """What a step whose exchange broke off got, as every report names it: "no response" when nothing
     arrived; else what did, which is shown beside it ("→ 200 …, streamed: 5 events"): an incomplete stream
-    (cut, or an error event), a redirect with no final response after it, or a body that broke off."""
+    (cut, or an error event), a redirect with no final response after it, or a body that broke off. A
+    conversation turn got a reply the conversation cannot go on with, or no simulated user turn at all."""
     response = step.response
+    if step.turn is not None:  # a conversation turn: its reply could not go on (or no simulated user spoke)
+        return "a reply that ends the conversation" if response is not None else \
+            "no response" if step.request is not None else "no simulated user turn"
     if response is None:
         return "no response"
     if step.stream is not None:
