@@ -173,16 +173,21 @@ def test_an_untrusted_run_resolves_only_names_in_env_allow(tmp_path, target):
     assert ALLOWED in allowed.request.url
 
 
-def test_an_untrusted_load_names_each_refused_template_where_it_is(tmp_path, target):
+def test_an_untrusted_load_names_each_refused_variable_once_at_its_first_use(tmp_path, target):
+    """One message per refused variable (`env.X` and `secrets.X` are one variable), at its first use,
+    counting the uses: the reader fixes one setting, not one line per use."""
     path = write_suite(tmp_path, "untrusted.yaml", UNTRUSTED_SUITE)
     with pytest.raises(ProbeError) as raised:
         load_suites([path.parent], root=tmp_path, environ={"OK": ALLOWED, "HIDDEN": HIDDEN}, trust=_untrusted(target))
     errors = [(d.position.line, d.position.column, d.message) for d in raised.value.diagnostics]
     lines = UNTRUSTED_SUITE.splitlines()
     refused = ("{{ env.HIDDEN }}", "{{ secrets.HIDDEN | default('none') }}")
-    expected = [(n, line.index(t) + 1) for t in refused for n, line in enumerate(lines, 1) if t in line]
-    assert [(line, column) for line, column, _ in errors] == expected
-    assert all("HIDDEN is not in env-allow" in message for *_, message in errors)
+    uses = [(n, line.index(t) + 1) for t in refused for n, line in enumerate(lines, 1) if t in line]
+    assert len(uses) == 2
+    assert [(line, column) for line, column, _ in errors] == uses[:1]
+    [(_, _, message)] = errors
+    assert "HIDDEN is not in env-allow" in message
+    assert f"(2 uses; the first at probes/untrusted.yaml:{uses[0][0]})" in message
 
 
 MASKED_SUITE = """version: 1
