@@ -37,6 +37,7 @@ from interruption import serve_slow, trial  # noqa: E402
 from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
 
 from support.fake_judge import FakeJudge  # noqa: E402
+from support.server import refused_port  # noqa: E402
 from support.target import Target  # noqa: E402
 
 
@@ -53,9 +54,9 @@ def part_faults(quick: bool) -> dict:
     figures = {"faults": len(EXPECTED), "rounds": rounds, "flow_runs": 0, "outcomes": 0, "reports_written": 0,
                "crashes": 0, "max_rss_mib": 0.0, "wall_s": []}
     for _ in range(rounds):
-        with tempfile.TemporaryDirectory() as directory, Target() as target:
+        with tempfile.TemporaryDirectory() as directory, Target() as target, refused_port() as refused:
             root = Path(directory)
-            write_suite(root, "faults.yaml", fault_suite(serve_faults(target)))
+            write_suite(root, "faults.yaml", fault_suite(serve_faults(target, refused)))
             ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
             result = check_run(root / "out")
             assert ran.code == 1

@@ -49,7 +49,7 @@ def test_every_kind_of_request_says_it_is_litmus(tmp_path, target, fake_judge, f
                            timeout_ms=5000, retries=0, max_tokens=10, pool_size=1)
     judge.complete(PROMPT)
     judge.close()
-    GitHubClient(fake_github.url, "t", retries=0).get("/repos/o/r/issues/1/comments")
+    GitHubClient(fake_github.base_url, "t", retries=0).get("/repos/o/r/issues/1/comments")
     probe, waited = target.requests
     assert probe.headers["User-Agent"] == waited.headers["User-Agent"] == USER_AGENT
     assert fake_judge.calls()[0].headers["user-agent"] == USER_AGENT

@@ -94,7 +94,7 @@ def action_run(tmp_path_factory):
         env = litmus_env(**{
             "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.url, "GITHUB_OUTPUT": str(root / "output"),
+            "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.base_url, "GITHUB_OUTPUT": str(root / "output"),
             "GITHUB_STEP_SUMMARY": str(root / "summary"), "GITHUB_TOKEN": GITHUB_TOKEN,
             "INPUT_GITHUB-TOKEN": GITHUB_TOKEN, "INPUT_BASE-URL": target.base_url,
             "INPUT_JUDGE-PROVIDER": "openai", "INPUT_JUDGE-MODEL": "judge-small",

@@ -5,7 +5,6 @@ reach the terminal or a file."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from urllib.parse import quote, unquote_plus
 
@@ -13,12 +12,7 @@ import pytest
 from pipeline import check_run, files_under, litmus_env, run_litmus, write_suite
 
 from litmus.run.redact import encodings
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.server import refused_port
 
 
 def outputs(ran, out: Path) -> dict[str, str]:
@@ -63,8 +57,9 @@ flows:
 @pytest.mark.parametrize("secret", ["error", "fail", "failed", "a", "e", "status", "code", "passed", "x",
                                     "a-long-secret-value-0123456789"])
 def test_a_secret_never_turns_a_refused_connection_into_a_pass(tmp_path, secret):
-    write_suite(tmp_path, "refused.yaml", REFUSED.format(port=closed_port()))
-    ran = run_litmus(["run", "--out", "out"], cwd=tmp_path, env=litmus_env(TOK=secret))
+    with refused_port() as port:
+        write_suite(tmp_path, "refused.yaml", REFUSED.format(port=port))
+        ran = run_litmus(["run", "--out", "out"], cwd=tmp_path, env=litmus_env(TOK=secret))
     assert ran.code == 1, ran.output
     assert "0 of 1 suite passed" in ran.stdout.decode()
     result = check_run(tmp_path / "out")

@@ -9,14 +9,15 @@ import pytest
 from faults import EXPECTED, fault_suite, serve_faults
 from pipeline import check_run, litmus_env, peak_rss_limit_mib, run_litmus, write_suite
 
+from support.server import refused_port
 from support.target import Target
 
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
     root = tmp_path_factory.mktemp("faults")
-    with Target() as target:
-        write_suite(root, "faults.yaml", fault_suite(serve_faults(target)))
+    with Target() as target, refused_port() as refused:
+        write_suite(root, "faults.yaml", fault_suite(serve_faults(target, refused)))
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
     return ran, check_run(root / "out")
 

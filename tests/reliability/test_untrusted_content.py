@@ -132,7 +132,8 @@ def test_the_action_log_issues_no_command_from_a_body(tmp_path):
         ran = run_litmus(["action"], cwd=workspace, env=litmus_env(**{
             "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": github.url, "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": github.base_url,
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
             "INPUT_GITHUB-TOKEN": "ghs_t", "INPUT_BASE-URL": target.base_url, "INPUT_ANNOTATIONS": "all"}))
     assert ran.code == 1, ran.output
     assert parse_output_file((tmp_path / "output").read_text())["verdict"] == "failed"

@@ -77,7 +77,7 @@ def start_action(workspace: Path, gh: FakeGitHub, target: Target, **inputs: str)
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workspace.parent), "NO_PROXY": "*",
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "9" * 40, "GITHUB_API_URL": gh.url,
+        "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "9" * 40, "GITHUB_API_URL": gh.base_url,
         "GITHUB_OUTPUT": str(paths["output"]), "GITHUB_STEP_SUMMARY": str(paths["summary"]),
         "INPUT_GITHUB-TOKEN": "ghs_cancelled0123456789", "INPUT_BASE-URL": target.base_url,
         "INPUT_PROBES": "probes", "INPUT_OUTPUT-DIR": "litmus-report",
