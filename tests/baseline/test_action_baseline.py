@@ -9,10 +9,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_compare import SUITE, litmus, serve
+from test_compare import SUITE, serve
 
 from litmus.commands.action import main
 from support.checkout import trusted_checkout
+from support.cli import litmus
 from support.fake_github import FORK, parse_output_file
 from support.target import Target
 
@@ -34,7 +35,7 @@ def workspace(tmp_path, fake_github):
 def publish_baseline(fake_github, workspace: Path, base_url: str, **run) -> dict:
     """A workflow run (by default the base branch's push) with the results.json of the suites against
     `base_url` uploaded as its `litmus-results` artifact; the artifact, to tamper with."""
-    done = litmus("run", "--base-url", base_url, "--out", "base-run", cwd=workspace)
+    done = litmus(workspace, "run", "--base-url", base_url, "--out", "base-run")
     assert done.returncode in (0, 1), done.stderr
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:

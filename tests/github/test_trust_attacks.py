@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from support.cli import JUDGED_SUITE
+from support.cli import JUDGED_SUITE, litmus
 from support.fake_github import parse_output_file
 from support.fake_judge import FakeJudge
 from support.target import Target
@@ -139,9 +138,7 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
     files.mkdir(exist_ok=True)
     for name in ("env", "path", "output", "summary"):
         (files / name).write_text("")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_", "INPUT_", "ACTIONS_"))}
-    environ.update(CREDENTIALS)
-    environ.update(step_env or {})  # the workflow step's `env:`
+    environ = {**CREDENTIALS, **(step_env or {})}  # step_env: the workflow step's `env:`
     environ.update({
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": event_name, "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh_url,
@@ -153,8 +150,7 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
         "INPUT_JUDGE-PROVIDER": "none",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
     })
-    done = subprocess.run([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=environ,
-                          capture_output=True, text=True, timeout=120)
+    done = litmus(workspace, "action", env=environ)
     return done.returncode, done.stdout + done.stderr, parse_output_file((files / "output").read_text())
 
 
@@ -558,9 +554,7 @@ def workflow_run_event(path: Path, *, from_fork: bool) -> Path:
 def test_merged_results_of_a_fork_run_get_a_neutral_check(tmp_path, fake_github, target, from_fork):
     workspace, _ = make_repository(tmp_path)
     # The shard results the triggering run uploaded (here: a real run's, which failed).
-    done = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", target.base_url,
-                           "--out", "shards/1", "--fail-on", "never"], cwd=workspace, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))})
+    done = litmus(workspace, "run", "probes", "--base-url", target.base_url, "--out", "shards/1", "--fail-on", "never")
     assert done.returncode == 0, done.stderr
     event = workflow_run_event(tmp_path / "event.json", from_fork=from_fork)
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pipeline import check_run, litmus_env, run_litmus, write_suite
+from pipeline import check_run, run_litmus, write_suite
 
 from support.fake_judge import API_KEY, FakeJudge, Rule
 from support.server import refused_port
@@ -79,7 +79,7 @@ def matrix(tmp_path_factory):
         judge_config(root, judge.openai_base_url)
         write_suite(root, "judged.yaml", suite_text([*CASES, "injection"]))
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root,
-                         env=litmus_env(JUDGE_KEY=API_KEY))
+                         env={"JUDGE_KEY": API_KEY})
         received = judge.calls()
     return ran, check_run(root / "out"), received, root
 
@@ -134,7 +134,7 @@ def test_an_unreachable_judge_is_an_error_for_every_judged_assertion(tmp_path):
         judge_config(tmp_path, f"http://127.0.0.1:{refused}/v1", retries=1)
         write_suite(tmp_path, "judged.yaml", suite_text(["a", "b", "c"]))
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path,
-                         env=litmus_env(JUDGE_KEY=API_KEY))
+                         env={"JUDGE_KEY": API_KEY})
     result = check_run(tmp_path / "out")
     assert ran.code == 1
     for case in "abc":
@@ -151,7 +151,7 @@ def test_the_budget_guard_holds_under_a_storm(tmp_path):
         write_suite(tmp_path, "judged.yaml", suite_text([f"c{i}" for i in range(12)]))
         started = time.monotonic()
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path,
-                         env=litmus_env(JUDGE_KEY=API_KEY))
+                         env={"JUDGE_KEY": API_KEY})
         requests = len(judge.calls())
     result = check_run(tmp_path / "out")
     assert ran.code == 1 and time.monotonic() - started < 60

@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from litmus.config import ProviderConfig  # noqa: E402
 from litmus.judges.prompts import Prompt  # noqa: E402
@@ -104,7 +104,7 @@ def run(tmp_path_factory):
         # The unfollowed endless redirect is asked of the raw server directly.
         suite_file = root / "probes" / f"r{len(CASES) - 1}.yaml"
         suite_file.write_text(suite_file.read_text().replace("url: /endless-302", f"url: {raw.url('/endless-302')}"))
-        env = litmus_env(PYTHONPATH=os.pathsep.join([str(guard_dir), os.environ.get("PYTHONPATH", "")]))
+        env = {"PYTHONPATH": os.pathsep.join([str(guard_dir), os.environ.get("PYTHONPATH", "")])}
         ran = run_litmus(["run", "--base-url", a.base_url, "--out", "out", "--max-body-bytes", "100000"],
                          cwd=root, env=env)
         a_requests, b_requests = list(a.requests), list(b.requests)

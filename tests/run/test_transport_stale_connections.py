@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.closing_servers import ClosingServer  # noqa: E402
 from support.server import refused_port  # noqa: E402
@@ -38,7 +38,7 @@ STEP = """\
 def _run(tmp_path: Path, server: ClosingServer, methods: list[str], *extra: str):
     steps = "".join(STEP.format(i=i, method=m) for i, m in enumerate(methods, 1))
     write_suite(tmp_path, "stale.yaml", FLOW.format(steps=steps))
-    ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", *extra], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", *extra], cwd=tmp_path)
     document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
     return ran, document["suites"][0]["flow_runs"][0]["steps"]
 
@@ -77,7 +77,7 @@ def test_a_refused_post_is_a_step_error_and_is_not_retried(tmp_path):
     write_suite(tmp_path, "refused.yaml", FLOW.format(steps=STEP.format(i=1, method="POST")))
     with refused_port() as port:
         ran = run_litmus(["run", "--base-url", f"http://127.0.0.1:{port}", "--out", "out", "--transport-retries", "2"],
-                         cwd=tmp_path, env=litmus_env())
+                         cwd=tmp_path)
     assert ran.code == 1 and "Traceback" not in ran.output
     [step] = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))["suites"][0]["flow_runs"][0]["steps"]
     assert (step["status"], step["error"], step["transport_retries"]) == ("error", "connection refused", 0)
