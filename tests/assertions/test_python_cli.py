@@ -11,6 +11,8 @@ from harness import outcomes, run_suite, suite_of
 from support.cli import litmus
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # the checks share a step deadline of 1.5 s
+
 CHECKS = '''\
 import time
 

@@ -16,6 +16,8 @@ from litmus.report import FORMATS
 from support.cli import litmus
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # each attack's step has a 2 s deadline the check after it must fit in
+
 CHECKS = '''\
 import os
 import time

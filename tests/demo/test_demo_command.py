@@ -16,6 +16,8 @@ from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.results import RunResult, validate
 from support.cli import litmus
 
+pytestmark = pytest.mark.timing  # the demo's planned outcomes include a 500 ms time to first token
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("demo-password", "demo-api-token")
 

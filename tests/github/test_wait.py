@@ -6,6 +6,8 @@ import pytest
 from litmus.github.wait import NotReady, wait_until_ready
 from support.server import LocalServer
 
+pytestmark = pytest.mark.timing  # readiness polled against a clock
+
 
 @pytest.fixture
 def preview():

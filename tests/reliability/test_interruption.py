@@ -15,6 +15,8 @@ from support.cancel import HANG_S
 from support.fake_judge import FakeJudge
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # signals sent at moments of a run
+
 TRIALS = [(signal.SIGINT, 0.0), (signal.SIGTERM, 0.0)] + [
     (sig, round(random.Random(7 + i).uniform(0.05, 1.0), 3)) for i, sig in enumerate((signal.SIGINT, signal.SIGTERM))
 ]

@@ -12,6 +12,8 @@ from pipeline import check_run, peak_rss_limit_mib, run_litmus, write_suite
 from support.server import refused_port
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # read timeouts and trickling bodies against their deadlines
+
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):

@@ -158,6 +158,7 @@ flows:
 """
 
 
+@pytest.mark.timing  # a signal once the run is under way
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_teardown_runs_after_an_interruption(project, signum, code):
     tmp_path, target, store = project

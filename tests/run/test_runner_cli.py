@@ -181,6 +181,7 @@ flows:
 """
 
 
+@pytest.mark.timing  # a signal once the run is under way
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_run_cleanly_and_partial_results_are_written(tmp_path, signum, code):
     (tmp_path / "probes").mkdir()

@@ -13,6 +13,8 @@ from litmus.run.runner import RunOptions, run_suites
 from support.server import refused_port
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # read timeouts and trickling bodies against their deadlines
+
 MIB = 1024 * 1024
 
 

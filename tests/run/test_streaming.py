@@ -11,6 +11,8 @@ import subprocess
 import textwrap
 import time
 
+import pytest
+
 from litmus.errors import Position
 from litmus.model import Stream
 from litmus.results import load_results
@@ -18,6 +20,8 @@ from litmus.run.http import HttpClient, OutgoingRequest
 from reliability.pipeline import run_litmus
 from support.cli import litmus
 from support.stream_target import Script, StreamTarget, anthropic_events, openai_chunks, sse
+
+pytestmark = pytest.mark.timing  # streams cut by deadlines; time to first event measured to 20 ms
 
 ANSWER = ("Order 1042 ", "is delayed ", "and should arrive ", "on 3 December.")
 

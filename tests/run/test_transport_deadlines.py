@@ -18,6 +18,8 @@ from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.raw_server import RawServer  # noqa: E402
 
+pytestmark = pytest.mark.timing  # step timeouts against routes that trickle for seconds; the run's wall time
+
 CAP = 1000
 BIG = b"z" * (5 * CAP)
 TICK = 0.05
