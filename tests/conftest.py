@@ -29,11 +29,13 @@ def pytest_configure(config):
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """One xdist group per test (`--dist loadgroup` runs a group on one worker, test after test): `timing`
     for the timing tests, so they never overlap one another; otherwise the widest fixture of ours that is
     built once for many tests (a session fixture: its name; a module fixture: its module), so it is built
     once, not once per worker."""
+    if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: no groups, and no unknown marker
+        return
     for item in items:
         group = "timing" if item.get_closest_marker("timing") else _shared_fixture_group(item)
         if group:
