@@ -1,6 +1,8 @@
 """Session-wide test set-up and the real servers on 127.0.0.1 that tests of every area use."""
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -9,8 +11,10 @@ from pathlib import Path
 import pytest
 
 # The loader remembers valid JSONPaths/schemas in the user's cache directory; tests (and the
-# commands they start) keep theirs in a throwaway one.
+# commands they start) keep theirs in a throwaway one, removed when this process ends (each xdist
+# worker has its own).
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="litmus-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 # `support` (the target, fake judge and fake GitHub servers) lives in tests/support.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
