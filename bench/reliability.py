@@ -34,9 +34,10 @@ sys.path[:0] = [str(TESTS / "reliability"), str(TESTS / "report"), str(TESTS)]
 
 from faults import EXPECTED, fault_suite, serve_faults  # noqa: E402
 from interruption import serve_slow, trial  # noqa: E402
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.fake_judge import FakeJudge  # noqa: E402
+from support.server import refused_port  # noqa: E402
 from support.target import Target  # noqa: E402
 
 
@@ -53,10 +54,10 @@ def part_faults(quick: bool) -> dict:
     figures = {"faults": len(EXPECTED), "rounds": rounds, "flow_runs": 0, "outcomes": 0, "reports_written": 0,
                "crashes": 0, "max_rss_mib": 0.0, "wall_s": []}
     for _ in range(rounds):
-        with tempfile.TemporaryDirectory() as directory, Target() as target:
+        with tempfile.TemporaryDirectory() as directory, Target() as target, refused_port() as refused:
             root = Path(directory)
-            write_suite(root, "faults.yaml", fault_suite(serve_faults(target)))
-            ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
+            write_suite(root, "faults.yaml", fault_suite(serve_faults(target, refused)))
+            ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root)
             result = check_run(root / "out")
             assert ran.code == 1
             figures["crashes"] += "Traceback" in ran.output
@@ -103,8 +104,7 @@ def part_scale(quick: bool) -> dict:
             with tempfile.TemporaryDirectory() as directory:
                 root = Path(directory)
                 write_suite(root, "scale.yaml", _scale_suite(steps))
-                ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out", "-q"], cwd=root,
-                                 env=litmus_env(), timeout=900)
+                ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out", "-q"], cwd=root, timeout=900)
                 result = check_run(root / "out")
                 assert ran.code == 0, ran.output
                 done = sum(len(f.steps) for s in result.suites for f in s.flow_runs)
@@ -127,7 +127,7 @@ def part_reports(quick: bool) -> dict:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         write_results(root / "results.json", many_failures(count))
-        ran = run_litmus(["report", "results.json", "--out", "out"], cwd=root, env=litmus_env(), timeout=900)
+        ran = run_litmus(["report", "results.json", "--out", "out"], cwd=root, timeout=900)
         assert ran.code == 0, ran.output
         out = root / "out"
         sarif = json.loads((out / "litmus.sarif").read_text("utf-8"))

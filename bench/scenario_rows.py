@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
-from pipeline import litmus_env, run_litmus  # noqa: E402
+from pipeline import run_litmus  # noqa: E402
 
 SUITE = """\
 version: 1
@@ -80,7 +80,7 @@ def measure(rows: int, inline: bool, base_url: str) -> tuple[float, int, float]:
         directory = Path(tmp)
         write_project(directory, rows, inline)
         ran = run_litmus(["run", "--base-url", base_url, "--concurrency", "8", "--format", "summary", "-q"],
-                         cwd=directory, env=litmus_env(), timeout=1800)
+                         cwd=directory, timeout=1800)
         if ran.code != 0:
             raise SystemExit(f"litmus run failed for {rows} rows: {ran.output[-2000:]}")
         result = json.loads((directory / "litmus-report" / "results.json").read_text())

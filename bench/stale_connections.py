@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 sys.path[:0] = [str(TESTS / "reliability"), str(TESTS)]
 
-from pipeline import litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import run_litmus, write_suite  # noqa: E402
 
 from support.closing_servers import ClosingServer  # noqa: E402
 
@@ -58,7 +58,7 @@ def measure(mode: str, requests: int, concurrency: int) -> dict:
         root = Path(directory)
         write_suite(root, "stale.yaml", SUITE.format(runs=runs, steps=steps))
         ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", "--concurrency", str(concurrency),
-                          "-q"], cwd=root, env=litmus_env(), timeout=1800)
+                          "-q"], cwd=root, timeout=1800)
         document = json.loads((root / "out" / "results.json").read_text("utf-8"))
         all_steps = [s for f in document["suites"][0]["flow_runs"] for s in f["steps"]]
         errors = [s for s in all_steps if s["status"] == "error"]

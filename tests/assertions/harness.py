@@ -4,12 +4,12 @@ and reading each assertion's outcome back from results.json by its `name`."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+
+from support.cli import litmus
 
 
 class HeaderLines(list):
@@ -31,13 +31,8 @@ def run_suite(root: Path, suite: dict, base_url: str, *, extra_files: dict[str, 
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    env.update(environ or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "litmus", "run", "probes/suite.yaml", "--base-url", base_url, "--out", "out",
-         "--format", "sarif,markdown", "--fail-on", "never"],
-        cwd=root, capture_output=True, text=True, env=env, timeout=timeout,
-    )
+    done = litmus(root, "run", "probes/suite.yaml", "--base-url", base_url, "--out", "out",
+                  "--format", "sarif,markdown", "--fail-on", "never", env=environ, timeout=timeout)
     results_file = root / "out" / "results.json"
     assert results_file.exists(), done.stdout + done.stderr
     return done, json.loads(results_file.read_text())

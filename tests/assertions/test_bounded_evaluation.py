@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from harness import outcomes, run_suite, suite_of
 
 from litmus.load import load_suites
@@ -15,6 +16,7 @@ EVIL = "a" * 40 + "!"  # 41 characters: a backtracking engine tries ~2^40 ways t
 BACKTRACKING = "^(a|aa)+$"
 
 
+@pytest.mark.timing  # a 1 s step deadline
 def test_a_backtracking_regex_is_an_error_within_the_steps_deadline(tmp_path):
     step = {"name": "evil", "request": {"url": "/evil", "timeout_ms": 1000},
             "extract": {"caught": {"regex": BACKTRACKING}},

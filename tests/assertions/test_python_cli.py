@@ -4,13 +4,14 @@ step's deadline, what the function sees, and a loader that checks the function w
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from harness import outcomes, run_suite, suite_of
 
+from support.cli import litmus
 from support.target import Target
+
+pytestmark = pytest.mark.timing  # the checks share a step deadline of 1.5 s
 
 CHECKS = '''\
 import time
@@ -149,8 +150,7 @@ def test_the_terminal_line_points_at_the_function(run):
 
 
 def validate(root):
-    return subprocess.run([sys.executable, "-m", "litmus", "validate", "--format", "json", "probes"], cwd=root,
-                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    return litmus(root, "validate", "--format", "json", "probes", timeout=60)
 
 
 def write(root, function: str, checks: str | None = MARKED_CHECKS) -> None:

@@ -6,7 +6,6 @@ JSON and every report is written."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
@@ -14,7 +13,10 @@ import yaml
 from harness import outcomes
 
 from litmus.report import FORMATS
+from support.cli import litmus
 from support.target import Target
+
+pytestmark = pytest.mark.timing  # each attack's step has a 2 s deadline the check after it must fit in
 
 CHECKS = '''\
 import os
@@ -90,9 +92,7 @@ def run(tmp_path_factory):
     (root / "probes" / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     with Target() as target:
         target.json("/", {"ok": True})
-        done = subprocess.run([sys.executable, "-m", "litmus", "run", "probes/suite.yaml", "--base-url",
-                               target.base_url, "--out", "out"], cwd=root, capture_output=True, text=True,
-                              timeout=300)
+        done = litmus(root, "run", "probes/suite.yaml", "--base-url", target.base_url, "--out", "out", timeout=300)
     return root, done
 
 

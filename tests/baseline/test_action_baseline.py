@@ -9,10 +9,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_compare import SUITE, litmus, serve
+from test_compare import SUITE, serve
 
 from litmus.commands.action import main
 from support.checkout import trusted_checkout
+from support.cli import litmus
 from support.fake_github import FORK, parse_output_file
 from support.target import Target
 
@@ -34,7 +35,7 @@ def workspace(tmp_path, fake_github):
 def publish_baseline(fake_github, workspace: Path, base_url: str, **run) -> dict:
     """A workflow run (by default the base branch's push) with the results.json of the suites against
     `base_url` uploaded as its `litmus-results` artifact; the artifact, to tamper with."""
-    done = litmus("run", "--base-url", base_url, "--out", "base-run", cwd=workspace)
+    done = litmus(workspace, "run", "--base-url", base_url, "--out", "base-run")
     assert done.returncode in (0, 1), done.stderr
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:
@@ -66,7 +67,7 @@ def check_run(fake_github) -> dict:
 def test_artifact_baseline_fails_only_for_the_new_finding(workspace, fake_github):
     with serve(Target(), status="shipped", total=12.5) as base, serve(Target(), status="shipped", total="1") as head:
         publish_baseline(fake_github, workspace, base.base_url)
-        code, stdout, outputs = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+        code, stdout, outputs = action(workspace, fake_github.base_url, base_url=head.base_url, baseline="artifact",
                                        fail_on="new")
     assert code == 1, stdout
     run = check_run(fake_github)
@@ -79,7 +80,7 @@ def test_artifact_baseline_fails_only_for_the_new_finding(workspace, fake_github
 def test_only_old_findings_pass_the_check(workspace, fake_github):
     with serve(Target(), status="shipped") as base, serve(Target(), status="shipped") as head:
         publish_baseline(fake_github, workspace, base.base_url)
-        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+        code, stdout, _ = action(workspace, fake_github.base_url, base_url=head.base_url, baseline="artifact",
                                  fail_on="new")
     assert code == 0, stdout
     run = check_run(fake_github)
@@ -92,7 +93,7 @@ def test_a_forks_forged_baseline_is_refused_and_its_new_failures_still_fail(work
     with serve(Target(), status="shipped", total="1") as head:
         publish_baseline(fake_github, workspace, head.base_url, run_id=10, event="pull_request",
                          head_repository=FORK, head_sha="3" * 40)
-        code, stdout, outputs = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+        code, stdout, outputs = action(workspace, fake_github.base_url, base_url=head.base_url, baseline="artifact",
                                        fail_on="new")
     assert code == 1, stdout
     notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
@@ -106,7 +107,7 @@ def test_a_baseline_whose_bytes_do_not_match_its_digest_is_refused(workspace, fa
     with serve(Target(), status="shipped") as base, serve(Target(), status="shipped") as head:
         artifact = publish_baseline(fake_github, workspace, base.base_url)
         artifact["digest"] = "sha256:" + "0" * 64  # the bytes were swapped after upload
-        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+        code, stdout, _ = action(workspace, fake_github.base_url, base_url=head.base_url, baseline="artifact",
                                  fail_on="new")
     assert code == 1, stdout
     notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
@@ -115,7 +116,7 @@ def test_a_baseline_whose_bytes_do_not_match_its_digest_is_refused(workspace, fa
 
 def test_a_missing_artifact_is_a_notice_and_every_finding_counts_as_new(workspace, fake_github):
     with serve(Target(), status="shipped") as head:
-        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline="artifact",
+        code, stdout, _ = action(workspace, fake_github.base_url, base_url=head.base_url, baseline="artifact",
                                  fail_on="new")
     assert code == 1
     notices = [line for line in stdout.splitlines() if line.startswith("::notice")]
@@ -124,7 +125,7 @@ def test_a_missing_artifact_is_a_notice_and_every_finding_counts_as_new(workspac
 
 def test_baseline_url_runs_the_suites_against_the_base_deployment_too(workspace, fake_github):
     with serve(Target(), total=12.5) as base, serve(Target(), total="12.50") as head:
-        code, stdout, _ = action(workspace, fake_github.url, base_url=head.base_url, baseline_url=base.base_url,
+        code, stdout, _ = action(workspace, fake_github.base_url, base_url=head.base_url, baseline_url=base.base_url,
                                  fail_on="new")
         assert len(base.requests) == len(head.requests) == 2
     assert code == 1

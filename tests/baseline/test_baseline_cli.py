@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from jsonschema import Draft4Validator
-from test_compare import SUITE, litmus, serve
+from test_compare import SUITE, serve
 
 from litmus.results import load_results
+from support.cli import litmus
 from support.target import Target
 
 SARIF_SCHEMA = json.loads((__import__("pathlib").Path(__file__).parents[1] / "schemas" / "sarif-2.1.0.json")
@@ -29,7 +30,7 @@ def test_run_against_a_base_deployment_finds_exactly_the_planted_regression(tmp_
     # Both deployments share an old bug (status); the head adds one (total as a string).
     with serve(Target(), status="shipped", total=12.5) as base, \
             serve(Target(), status="shipped", total="12.50") as head:
-        done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new", cwd=cwd)
+        done = litmus(cwd, "run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new")
         assert len(base.requests) == len(head.requests) == 2 + 1  # the same suites ran against both
     assert done.returncode == 1, done.stderr
     assert "1 new finding, 1 already failing, 0 fixed" in done.stdout
@@ -47,11 +48,10 @@ def test_run_against_a_base_deployment_finds_exactly_the_planted_regression(tmp_
 def test_fail_on_new_passes_when_every_finding_was_already_failing(tmp_path):
     cwd = project(tmp_path)
     with serve(Target(), status="shipped") as base, serve(Target(), status="shipped") as head:
-        first = litmus("run", "--base-url", base.base_url, "--out", "base", cwd=cwd)
+        first = litmus(cwd, "run", "--base-url", base.base_url, "--out", "base")
         assert first.returncode == 1  # the shared bug fails the suite
-        done = litmus("run", "--base-url", head.base_url, "--baseline", "base/results.json", "--fail-on", "new",
-                      cwd=cwd)
-        plain = litmus("run", "--base-url", head.base_url, "--out", "plain", "--fail-on", "new", cwd=cwd)
+        done = litmus(cwd, "run", "--base-url", head.base_url, "--baseline", "base/results.json", "--fail-on", "new")
+        plain = litmus(cwd, "run", "--base-url", head.base_url, "--out", "plain", "--fail-on", "new")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 new findings, 1 already failing, 0 fixed" in done.stdout
     # Without a baseline nothing proves a finding was failing before: it counts as new.
@@ -61,16 +61,15 @@ def test_fail_on_new_passes_when_every_finding_was_already_failing(tmp_path):
 def test_compare_command_writes_the_compared_document(tmp_path):
     cwd = project(tmp_path)
     with serve(Target(), total="12.50") as base, serve(Target(), total=12.5) as head:
-        litmus("run", "--base-url", base.base_url, "--out", "base", cwd=cwd)
-        litmus("run", "--base-url", head.base_url, "--out", "head", cwd=cwd)
-    done = litmus("compare", "base/results.json", "head/results.json", "-o", "compared.json", "--fail-on", "new",
-                  cwd=cwd)
+        litmus(cwd, "run", "--base-url", base.base_url, "--out", "base")
+        litmus(cwd, "run", "--base-url", head.base_url, "--out", "head")
+    done = litmus(cwd, "compare", "base/results.json", "head/results.json", "-o", "compared.json", "--fail-on", "new")
     assert done.returncode == 0, done.stderr
     compared = load_results(cwd / "compared.json")
     assert (compared.baseline.new, compared.baseline.unchanged, compared.baseline.fixed) == (0, 0, 1)
     assert compared.baseline.fixed_findings[0].step == "get order"
     # Reports render from the compared document like from any other.
-    report = litmus("report", "compared.json", "--out", "reports", cwd=cwd)
+    report = litmus(cwd, "report", "compared.json", "--out", "reports")
     assert report.returncode == 0, report.stderr
 
 
@@ -80,7 +79,7 @@ def test_unreadable_baselines_are_usage_errors(tmp_path):
     for args in (("run", "--base-url", "http://127.0.0.1:9", "--baseline", "broken.json"),
                  ("run", "--base-url", "http://127.0.0.1:9", "--baseline", "missing.json"),
                  ("compare", "broken.json", "broken.json", "-o", "x.json")):
-        done = litmus(*args, cwd=cwd)
+        done = litmus(cwd, *args)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
         assert not (cwd / "litmus-report").exists()  # refused before anything ran
 
@@ -96,7 +95,7 @@ def test_reports_open_with_what_this_pr_changed(tmp_path):
     # and adds a wrong type for the total.
     with serve(Target(), status="shipped", total=12.5, prices=("1",)) as base, \
             serve(Target(), status="shipped", total="12.50", prices=(1.0,)) as head:
-        done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, cwd=cwd)
+        done = litmus(cwd, "run", "--base-url", head.base_url, "--baseline", base.base_url)
     assert done.returncode == 1, done.stderr
     out = cwd / "litmus-report"
     comment = (out / "comment.md").read_text("utf-8")
@@ -132,7 +131,7 @@ flows:
     with Target() as base, Target() as head:
         for target in (base, head):
             target.json("/login", {"error": "down"}, status=500)
-        done = litmus("run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new", cwd=tmp_path)
+        done = litmus(tmp_path, "run", "--base-url", head.base_url, "--baseline", base.base_url, "--fail-on", "new")
     assert done.returncode == 0, done.stdout + done.stderr
     result = load_results(tmp_path / "litmus-report" / "results.json")
     (step,) = result.suites[0].setup

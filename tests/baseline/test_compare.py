@@ -7,9 +7,6 @@ the identities compared are the ones the runner writes.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from litmus.compare import compare, flow_verdict, headline, pass_rate, wilson_in
 from litmus.merge import merge
 from litmus.results import RunResult, load_results, validate
 from litmus.verdict import fails
+from support.cli import litmus
 from support.target import Target
 
 SUITE = """\
@@ -42,12 +40,6 @@ flows:
 """
 
 
-def litmus(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "litmus", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
-
-
 def serve(target: Target, *, status: str = "delayed", total=12.5, prices=(1.0, 2.0)) -> Target:
     target.json("/order", {"status": status, "total": total})
     target.json("/catalogue", {"items": [{"price": p} for p in prices]})
@@ -59,7 +51,7 @@ def run_against(tmp: Path, url: str, name: str, *, runs: int = 1, suite: str | N
     project = tmp / name
     (project / "probes").mkdir(parents=True, exist_ok=True)
     (project / "probes" / "shop.yaml").write_text(suite or SUITE.format(runs=runs))
-    done = litmus("run", "probes/", "--base-url", url, "--out", "out", "--format", "sarif", *extra, cwd=project)
+    done = litmus(project, "run", "probes/", "--base-url", url, "--out", "out", "--format", "sarif", *extra)
     assert done.returncode in (0, 1), done.stderr
     return load_results(project / "out" / "results.json")
 

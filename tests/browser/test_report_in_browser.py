@@ -204,6 +204,7 @@ def thirty_thousand_outcomes() -> RunResult:
                      verdict="passed", suites=[suite])
 
 
+@pytest.mark.timing  # the report must open within 3 s
 def test_a_report_of_30000_outcomes_opens_in_under_3_seconds_and_8_mb(page):
     result = thirty_thousand_outcomes()
     assert sum(1 for _ in result.iter_outcomes()) == 30_000

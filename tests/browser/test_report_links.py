@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import litmus
 
 TESTS = Path(__file__).resolve().parents[1]
 RESULTS = TESTS / "report" / "results.json"
@@ -30,8 +30,8 @@ def _report(tmp_path: Path, name: str, run: dict) -> Path:
     results = tmp_path / f"{name}.json"
     results.write_text(json.dumps(data), "utf-8")
     out = tmp_path / name
-    done = subprocess.run([sys.executable, "-m", "litmus", "report", str(results), "--out", str(out),
-                           "--format", "html,markdown,summary"], capture_output=True, text=True, timeout=60)
+    done = litmus(tmp_path, "report", str(results), "--out", str(out), "--format", "html,markdown,summary",
+                  timeout=60)
     assert done.returncode == 0, done.stderr
     return out
 

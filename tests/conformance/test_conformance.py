@@ -4,16 +4,14 @@ the outcome its file's `x-expected` states, run through `litmus run` against a l
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from peer_target import serve
 
+from support.cli import litmus
 from support.target import Target
 
 HERE = Path(__file__).parent
@@ -27,12 +25,10 @@ def outcomes(tmp_path_factory):
     root = tmp_path_factory.mktemp("conformance")
     (root / ".git").mkdir()
     shutil.copytree(HERE, root / "probes", ignore=shutil.ignore_patterns("*.py[co]", "__pycache__", "test_*.py"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
     with Target() as target:
         serve(target)
-        done = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", target.base_url,
-                               "--out", "out", "--format", "junit", "--fail-on", "never"],
-                              cwd=root, capture_output=True, text=True, env=env, timeout=120)
+        done = litmus(root, "run", "probes", "--base-url", target.base_url, "--out", "out", "--format", "junit",
+                      "--fail-on", "never")
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((root / "out" / "results.json").read_text())
     found = {}

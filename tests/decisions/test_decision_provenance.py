@@ -27,7 +27,7 @@ def judged_repository(tmp_path, target):
 def run(workspace, tmp_path, fake_github, target, judge, head, base):
     fake_github.state.load_git(workspace, branches=["main"])
     event = attacks.pull_request_target_event(tmp_path / "event.json", head, base)
-    return attacks.run_action(workspace, event, fake_github.url, base_url=target.base_url, judge_provider="openai",
+    return attacks.run_action(workspace, event, fake_github.base_url, base_url=target.base_url, judge_provider="openai",
                               judge_base_url=judge.openai_base_url, judge_api_key=KEY)
 
 

@@ -160,22 +160,15 @@ def test_a_judged_intent_evaluation_is_decided_like_an_assertion(tmp_path, targe
 
 
 def test_sample_offers_judge_passed_outcomes_with_the_seed_stated(tmp_path, target, fake_judge):
-    import os
-    import subprocess
-    import sys
-
     target.text("/answer", "Your parcel 1042 arrives on Monday.")
     fake_judge.when("parcel", score=90, reason="says Monday")
     root = project(tmp_path, fake_judge.openai_base_url)
     done, _ = run(root, target)
     assert done.returncode == 0
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    nothing = subprocess.run([sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "ann"], cwd=root,
-                             input="", capture_output=True, text=True, env=environ, timeout=60)
+    nothing = litmus(root, "review", "out/results.json", "--by", "ann")
     assert "nothing to review" in nothing.stdout
-    sampled = subprocess.run([sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "ann",
-                              "--sample", "3", "--seed", "7"], cwd=root, input="fail\ntoo vague\n",
-                             capture_output=True, text=True, env=environ, timeout=60)
+    sampled = litmus(root, "review", "out/results.json", "--by", "ann", "--sample", "3", "--seed", "7",
+                     input="fail\ntoo vague\n")
     assert sampled.returncode == 0, sampled.stderr
     assert "1 judge-passed outcomes drawn with --seed 7" in sampled.stdout and "status: passed" in sampled.stdout
     (entry,) = yaml.safe_load((root / ".litmus" / "decisions.yaml").read_text("utf-8"))

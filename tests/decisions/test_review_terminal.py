@@ -10,8 +10,6 @@ import os
 import select
 import signal
 import struct
-import subprocess
-import sys
 import termios
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.cli import litmus, write_judge_config
+from support.cli import litmus, start_litmus, write_judge_config
 from support.fake_judge import API_KEY
 
 SUITE = """\
@@ -60,11 +58,9 @@ class Terminal:
     def __init__(self, cwd: Path, term: str, columns: int) -> None:
         self.master, slave = os.openpty()
         set_size(slave, columns)
-        environ = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("LITMUS_", "GITHUB_")) and k not in ("COLUMNS", "LINES")}
-        environ["TERM"] = term
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "tester"], cwd=cwd, env=environ,
+        # start_litmus's stdin is empty; the pty is this process's terminal on all three streams.
+        self.process = start_litmus(
+            cwd, "review", "out/results.json", "--by", "tester", env={"TERM": term},
             stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
             preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
         os.close(slave)
@@ -142,9 +138,7 @@ def test_quit_keeps_the_answers_given(reviewed_run):
 
 
 def test_without_a_terminal_it_reads_one_line_per_answer(reviewed_run):
-    done = subprocess.run([sys.executable, "-m", "litmus", "review", "out/results.json", "--by", "ci"],
-                          cwd=reviewed_run, input="fail\nwrong date\ns\n", capture_output=True, text=True, timeout=60,
-                          env={k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))})
+    done = litmus(reviewed_run, "review", "out/results.json", "--by", "ci", input="fail\nwrong date\ns\n")
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stdout
     assert "0 passed, 1 failed, 1 skipped" in done.stdout

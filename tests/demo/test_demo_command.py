@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +16,9 @@ from litmus.assertions import all_specs
 from litmus.demo.run import run_demo
 from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.results import RunResult, run_label, validate
+from support.cli import litmus
+
+pytestmark = pytest.mark.timing  # the demo's planned outcomes include a 500 ms time to first token
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("demo-password", "demo-api-token")
@@ -28,10 +28,7 @@ SECRETS = ("demo-password", "demo-api-token")
 def demo(tmp_path_factory):
     """One real `litmus demo` in a subprocess, with none of the LITMUS_DEMO_* variables set."""
     out = tmp_path_factory.mktemp("demo") / "report"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))}
-    env["NO_COLOR"] = "1"
-    done = subprocess.run([sys.executable, "-m", "litmus", "demo", "--out", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = litmus(ROOT, "demo", "--out", str(out))
     data = json.loads((out / "results.json").read_text())
     return done, out, data, RunResult.from_dict(data)
 
@@ -182,8 +179,7 @@ def test_demo_values_yield_to_variables_already_set(tmp_path):
 
 
 def test_outside_a_clone_it_says_where_the_examples_are(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "litmus", "demo"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+    done = litmus(tmp_path, "demo", timeout=60)
     assert done.returncode == 2
     assert "probes/ not found" in done.stderr and "--probes" in done.stderr
     assert not (tmp_path / "litmus-report").exists()

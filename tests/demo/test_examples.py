@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from litmus.assertions import predicates as predicate_set
 from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.load import load_suites
 from litmus.templating import references
+from support.cli import litmus
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "probes"
@@ -35,9 +34,8 @@ def all_strings(value):
 
 
 def test_litmus_validate_accepts_the_examples():
-    done = subprocess.run([sys.executable, "-m", "litmus", "validate", "probes/"], cwd=ROOT, capture_output=True,
-                          text=True, env={"PATH": "", "LITMUS_DEMO_USER": "u", "LITMUS_DEMO_PASSWORD": "p",
-                                          "LITMUS_DEMO_TOKEN": "t", "SYSTEMROOT": ""}, timeout=60)
+    done = litmus(ROOT, "validate", "probes/", timeout=60,
+                  env={"LITMUS_DEMO_USER": "u", "LITMUS_DEMO_PASSWORD": "p", "LITMUS_DEMO_TOKEN": "t"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("5 suites, ") and done.stdout.rstrip().endswith(": OK")
     assert done.stderr == ""

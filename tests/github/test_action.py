@@ -54,12 +54,12 @@ def action(workspace: Path, gh_url: str, event: str = "pull_request", **inputs) 
 def test_shards_then_merge_report_once(target, workspace, fake_github):
     fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/chat.yaml", "status": "modified"}]
     for k in (1, 2):
-        code, _, outputs = action(workspace, fake_github.url, base_url=target, shard=f"{k}/2", comment="false",
+        code, _, outputs = action(workspace, fake_github.base_url, base_url=target, shard=f"{k}/2", comment="false",
                                   check_run="false", annotations="none", fail_on="never", output_dir=f"shards/{k}")
         assert code == 0 and outputs["results-path"] == f"shards/{k}/results.json"
         assert json.loads((workspace / outputs["results-path"]).read_text())["run"]["shard"] == f"{k}/2"
     assert fake_github.state.calls == [] or all(c.method == "GET" for c in fake_github.state.calls)
-    code, stdout, outputs = action(workspace, fake_github.url, merge="shards")
+    code, stdout, outputs = action(workspace, fake_github.base_url, merge="shards")
     assert code == 1 and "merged 2 shard result(s): verdict failed" in stdout
     merged = json.loads((workspace / outputs["results-path"]).read_text())
     assert merged["run"]["shard"] is None and {s["name"] for s in merged["suites"]} == {"Chat", "Catalog"}
@@ -68,15 +68,15 @@ def test_shards_then_merge_report_once(target, workspace, fake_github):
 
 
 def test_merge_refuses_a_missing_shard(target, workspace, fake_github):
-    action(workspace, fake_github.url, base_url=target, shard="1/2", comment="false", check_run="false",
+    action(workspace, fake_github.base_url, base_url=target, shard="1/2", comment="false", check_run="false",
            fail_on="never", output_dir="shards/1")
-    code, stdout, _ = action(workspace, fake_github.url, merge="shards")
+    code, stdout, _ = action(workspace, fake_github.base_url, merge="shards")
     assert code == 2 and stdout.count("::error title=Litmus::merge: ") == 1
 
 
 def test_changed_only_runs_the_suites_the_pr_touched(target, workspace, fake_github):
     fake_github.state.pr_files[(REPO, 42)] = [{"filename": "probes/catalog.yaml", "status": "modified"}]
-    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+    code, stdout, outputs = action(workspace, fake_github.base_url, base_url=target, changed_only="true",
                                    comment="false", check_run="false")
     results = json.loads((workspace / outputs["results-path"]).read_text())
     assert [s["name"] for s in results["suites"]] == ["Catalog"]
@@ -115,7 +115,7 @@ def test_changed_only_runs_the_suite_whose_python_check_or_refd_schema_alone_cha
         (workspace / relative).write_text(text)
     trusted_checkout(workspace, fake_github)
     fake_github.state.pr_files[(REPO, 42)] = [{"filename": changed, "status": "modified"}]
-    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+    code, stdout, outputs = action(workspace, fake_github.base_url, base_url=target, changed_only="true",
                                    comment="false", check_run="false")
     results = json.loads((workspace / outputs["results-path"]).read_text())
     assert [s["name"] for s in results["suites"]] == ["Health"] and results["verdict"] == "passed" and code == 0
@@ -127,7 +127,8 @@ def test_changed_only_selecting_no_suite_is_nothing_checked_never_a_pass(target,
     """B4: before, a PR changing no probe ran 0 suites and its check run read "0 suite(s) passed" (a `success` under
     fail-on new); under fail-on suite the step failed the PR. Now: neutral, verdict failed, the step not failed."""
     fake_github.state.pr_files[(REPO, 42)] = [{"filename": "src/app.py", "status": "modified"}]
-    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true", fail_on=fail_on)
+    code, stdout, outputs = action(workspace, fake_github.base_url, base_url=target, changed_only="true",
+                                   fail_on=fail_on)
     (check,) = fake_github.state.check_runs.values()
     assert check["conclusion"] == "neutral"
     assert check["output"]["title"].startswith("nothing checked")
@@ -139,7 +140,7 @@ def test_changed_only_selecting_no_suite_is_nothing_checked_never_a_pass(target,
 def test_changed_only_with_githubs_capped_file_list_runs_every_suite(target, workspace, fake_github):
     """GitHub lists at most 3,000 files of a PR: a change past them is unknown, never taken for none."""
     fake_github.state.pr_files[(REPO, 42)] = [{"filename": f"src/f{i}.py", "status": "modified"} for i in range(3000)]
-    code, stdout, outputs = action(workspace, fake_github.url, base_url=target, changed_only="true",
+    code, stdout, outputs = action(workspace, fake_github.base_url, base_url=target, changed_only="true",
                                    comment="false", check_run="false", fail_on="never")
     results = json.loads((workspace / outputs["results-path"]).read_text())
     assert [s["name"] for s in results["suites"]] == ["Catalog", "Chat"] and code == 0
@@ -150,14 +151,14 @@ def test_changed_only_with_githubs_capped_file_list_runs_every_suite(target, wor
 
 def test_an_invalid_probe_file_is_annotated_on_its_line(target, workspace, fake_github):
     (workspace / "probes" / "broken.yaml").write_text("version: 1\nsuite: Broken\nflows: []\n")
-    code, stdout, outputs = action(workspace, fake_github.url, base_url=target)
+    code, stdout, outputs = action(workspace, fake_github.base_url, base_url=target)
     assert code == 2 and outputs == {}
     assert any(line.startswith("::error title=Litmus%3A invalid probe file,file=probes/broken.yaml,line=3,")
                for line in stdout.splitlines())
 
 
 def test_base_url_is_required_without_a_deployment_event(workspace, fake_github):
-    code, stdout, _ = action(workspace, fake_github.url, event="push")
+    code, stdout, _ = action(workspace, fake_github.base_url, event="push")
     assert code == 2 and "::error title=Litmus::no base URL for suites 'Catalog', 'Chat': set the input 'base-url'" \
         in stdout
 
@@ -172,22 +173,22 @@ def test_vars_input_sets_run_variables(workspace, fake_github):
         "{url: \"/t/{{ vars.tenant | urlencode }}?region={{ vars.region }}\"}}]}]\n")
     with Target() as server:
         server.json("/t/acme%20corp", {"ok": True})
-        code, _, outputs = action(workspace, fake_github.url, base_url=server.base_url, comment="false",
+        code, _, outputs = action(workspace, fake_github.base_url, base_url=server.base_url, comment="false",
                                   check_run="false", annotations="none",
                                   vars="# run variables\ntenant=acme corp\n\nregion=eu-west-1\n")
         assert code == 0, outputs
         assert [(r.path, r.query) for r in server.requests] == [("/t/acme%20corp", {"region": ["eu-west-1"]})]
-    code, stdout, _ = action(workspace, fake_github.url, base_url="http://127.0.0.1:9", vars="not an assignment")
+    code, stdout, _ = action(workspace, fake_github.base_url, base_url="http://127.0.0.1:9", vars="not an assignment")
     assert code == 2 and "input 'vars'" in stdout
 
 
 def test_the_sarif_category_input_names_the_sarif_run(target, workspace, fake_github):
-    code, _, outputs = action(workspace, fake_github.url, base_url=target, comment="false", check_run="false",
+    code, _, outputs = action(workspace, fake_github.base_url, base_url=target, comment="false", check_run="false",
                               sarif_category="litmus-staging")
     assert code == 1
     sarif = json.loads((workspace / outputs["sarif-path"]).read_text("utf-8"))
     assert sarif["runs"][0]["automationDetails"] == {"id": "litmus-staging/"}
-    code, _, outputs = action(workspace, fake_github.url, base_url=target, comment="false", check_run="false")
+    code, _, outputs = action(workspace, fake_github.base_url, base_url=target, comment="false", check_run="false")
     # Empty: the file names no category, so upload-sarif's `category:` applies (it fills only a missing id).
     assert "automationDetails" not in json.loads((workspace / outputs["sarif-path"]).read_text("utf-8"))["runs"][0]
 
@@ -198,7 +199,7 @@ def test_a_sarif_category_that_would_issue_a_workflow_command_is_refused(workspa
     refused before any request, naming the input and the character."""
     for hostile, said in (("staging\n::warning::PWNED", "a control character (U+000A) at character 8"),
                           ("staging\u2028::warning::PWNED", "a line separator (U+2028) at character 8")):
-        code, stdout, outputs = action(workspace, fake_github.url, base_url="http://127.0.0.1:9",
+        code, stdout, outputs = action(workspace, fake_github.base_url, base_url="http://127.0.0.1:9",
                                        sarif_category=hostile)
         assert code == 2 and outputs == {}
         assert "input 'sarif-category': a SARIF category is printable text" in stdout and said in stdout
@@ -210,7 +211,7 @@ def test_a_deployment_of_a_commit_no_open_pr_heads_gets_no_comment(target, works
     """deployment_status: the PR is looked up by the deployed commit; none (or only a closed one) means no comment,
     and with no change set every finding is annotated."""
     fake_github.state.add_pull(REPO, "4" * 40, 40, state="closed")
-    code, stdout, outputs = action(workspace, fake_github.url, event="deployment_status", base_url=target)
+    code, stdout, outputs = action(workspace, fake_github.base_url, event="deployment_status", base_url=target)
     assert "no open pull request has the deployed commit 444444444444 as its head: no PR comment" in stdout
     assert fake_github.state.comments == {} and outputs["comment-url"] == ""
     (check,) = fake_github.state.check_runs.values()
@@ -220,6 +221,6 @@ def test_a_deployment_of_a_commit_no_open_pr_heads_gets_no_comment(target, works
 
 def test_a_refused_lookup_of_the_deployed_commits_pr_is_a_warning(target, workspace, fake_github):
     fake_github.state.deny.add("commit-pulls")
-    code, stdout, _ = action(workspace, fake_github.url, event="deployment_status", base_url=target)
+    code, stdout, _ = action(workspace, fake_github.base_url, event="deployment_status", base_url=target)
     assert "::warning::Litmus: could not find the pull request of the deployed commit 444444444444 (HTTP 403)" in stdout
     assert fake_github.state.comments == {} and code == 1

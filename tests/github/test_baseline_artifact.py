@@ -53,13 +53,13 @@ def github(fake_github):
 
 
 def fetch(github, tmp_path, **kwargs):
-    client = GitHubClient(github.url, "ghs_token", retries=0)
+    client = GitHubClient(github.base_url, "ghs_token", retries=0)
     return fetch_baseline(client, REPO, workflow=kwargs.pop("workflow", WORKFLOW), branch=kwargs.pop("branch", "main"),
                           save_to=tmp_path / "baseline.json", **kwargs)
 
 
 def test_fake_responses_are_shaped_like_githubs(github):
-    client = GitHubClient(github.url, "t", retries=0)
+    client = GitHubClient(github.base_url, "t", retries=0)
     Draft7Validator(response_schema(RUNS)).validate(client.get(f"/repos/{REPO}/actions/runs"))
     Draft7Validator(response_schema(ARTIFACTS)).validate(client.get(f"/repos/{REPO}/actions/runs/6/artifacts"))
 

@@ -13,6 +13,8 @@ import pytest
 from support.cancel import REPO, cancel, hanging_target, start_action, workspace_with_slow_suite
 from support.fake_github import parse_output_file
 
+pytestmark = pytest.mark.timing  # a cancelled action must end within seconds
+
 
 @pytest.fixture
 def target_that_hangs():

@@ -14,7 +14,7 @@ def test_pull_request_files_are_paginated_and_include_renames(fake_github):
     files = [{"filename": f"src/f{i}.py", "status": "modified"} for i in range(250)]
     files.append({"filename": "probes/new.yaml", "status": "renamed", "previous_filename": "probes/old.yaml"})
     fake_github.state.pr_files[(REPO, 42)] = files
-    changed = pull_request_files(GitHubClient(fake_github.url, "t", retries=0), REPO, 42)
+    changed = pull_request_files(GitHubClient(fake_github.base_url, "t", retries=0), REPO, 42)
     assert len(changed) == 252 and {"probes/new.yaml", "probes/old.yaml", "src/f249.py"} <= changed
     assert len(fake_github.calls("GET", r"/pulls/42/files$")) == 3
 
@@ -23,7 +23,7 @@ def test_pull_request_files_are_paginated_and_include_renames(fake_github):
 def test_a_listing_at_githubs_cap_of_3000_files_is_unknown(fake_github, listed, known):
     """Before, the 3,000 files GitHub lists at most read as the PR's whole change: one past them was no change."""
     fake_github.state.pr_files[(REPO, 7)] = [{"filename": f"src/f{i}.py", "status": "modified"} for i in range(listed)]
-    changed = pull_request_files(GitHubClient(fake_github.url, "t", retries=0), REPO, 7)
+    changed = pull_request_files(GitHubClient(fake_github.base_url, "t", retries=0), REPO, 7)
     assert (changed is not None) == known and (not known or len(changed) == listed)
 
 

@@ -12,7 +12,7 @@ def findings(n):
 
 
 def test_all_annotations_arrive_in_batches_of_fifty(fake_github):
-    gh = GitHubClient(fake_github.url, "t", retries=0)
+    gh = GitHubClient(fake_github.base_url, "t", retries=0)
     run = publish_check_run(gh, REPO, "a" * 40, conclusion="failure", title="2 of 3 suites failed",
                             summary="## Litmus\nsummary", findings=findings(123), details_url="https://x.test/run")
     stored = fake_github.state.check_runs[run.id]
@@ -31,7 +31,7 @@ def test_all_annotations_arrive_in_batches_of_fifty(fake_github):
 
 
 def test_no_findings_is_one_request(fake_github):
-    gh = GitHubClient(fake_github.url, "t", retries=0)
+    gh = GitHubClient(fake_github.base_url, "t", retries=0)
     run = publish_check_run(gh, REPO, "b" * 40, conclusion="success", title="ok", summary="x" * 70_000,
                             findings=[])
     assert run.requests == 1
@@ -41,6 +41,6 @@ def test_no_findings_is_one_request(fake_github):
 def test_read_only_token_is_forbidden(fake_github):
     fake_github.state.deny.add("check-write")
     with pytest.raises(GitHubAPIError) as info:
-        publish_check_run(GitHubClient(fake_github.url, "t", retries=0), REPO, "c" * 40, conclusion="success",
+        publish_check_run(GitHubClient(fake_github.base_url, "t", retries=0), REPO, "c" * 40, conclusion="success",
                           title="ok", summary="s", findings=findings(2))
     assert info.value.forbidden

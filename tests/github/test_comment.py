@@ -1,13 +1,16 @@
+from http.server import BaseHTTPRequestHandler
+
 import pytest
 
 from litmus.github.api import GitHubAPIError, GitHubClient
 from litmus.github.comment import BODY_LIMIT, MARKER, fit_body, token_login, upsert_comment
+from support.server import LocalServer
 
 REPO = "acme/shop"
 
 
 def client(gh, token="ghs_workflow"):
-    return GitHubClient(gh.url, token, retries=0)
+    return GitHubClient(gh.base_url, token, retries=0)
 
 
 def test_token_login_for_a_pat_and_for_the_workflow_token(fake_github):
@@ -65,9 +68,6 @@ def test_over_long_bodies_are_cut_to_the_limit_with_the_marker_kept():
 
 
 def test_server_errors_on_get_are_retried(fake_github):
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     hits = []
 
     class Flaky(BaseHTTPRequestHandler):
@@ -82,11 +82,6 @@ def test_server_errors_on_get_are_retried(fake_github):
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        gh = GitHubClient(f"http://127.0.0.1:{server.server_address[1]}", "t", retries=3, backoff=0.01)
+    with LocalServer(Flaky) as server:
+        gh = GitHubClient(server.base_url, "t", retries=3, backoff=0.01)
         assert gh.get("/user") == {"login": "x"} and len(hits) == 3
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from litmus.load import load_suites
 from litmus.references import patch, plan_reference_updates
 from litmus.report.markdown import MARKER
 from litmus.results import load_results
+from support.cli import litmus
 from support.fake_github import BOT, FORK, REPOSITORY
 from support.fake_judge import FakeJudge
 
@@ -94,7 +93,7 @@ class PullRequestRepo:
         event["pull_request"]["head"]["sha"], event["pull_request"]["base"]["sha"] = head, self.main
         path = self.tmp_path / "pull_request.json"
         path.write_text(json.dumps(event))
-        return attacks.run_action(self.workspace, path, self.github.url, event_name="pull_request",
+        return attacks.run_action(self.workspace, path, self.github.base_url, event_name="pull_request",
                                   base_url=self.target.base_url, judge_provider="openai",
                                   judge_base_url=self.judge.openai_base_url, judge_api_key=KEY)
 
@@ -134,8 +133,7 @@ def run_command(tmp_path: Path, event: Path, gh_url: str, **inputs: str) -> tupl
     """`python -m litmus action` on `issue_comment`, in an empty workspace (no checkout), with what a runner gives."""
     workspace = tmp_path / "commands-job"
     workspace.mkdir(exist_ok=True)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_", "INPUT_", "ACTIONS_"))}
-    environ.update(attacks.CREDENTIALS)
+    environ = dict(attacks.CREDENTIALS)
     environ.update({
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh_url,
@@ -143,8 +141,7 @@ def run_command(tmp_path: Path, event: Path, gh_url: str, **inputs: str) -> tupl
         "INPUT_RESULTS-WORKFLOW": "litmus.yml", "INPUT_FAIL-ON": "suite",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
     })
-    done = subprocess.run([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=environ,
-                          capture_output=True, text=True, timeout=120)
+    done = litmus(workspace, "action", env=environ)
     attacks.assert_no_credential_in(done.stdout + done.stderr)
     return done.returncode, done.stdout + done.stderr
 
@@ -191,7 +188,7 @@ def test_accept_from_a_writer_commits_the_decision_and_turns_the_check_green(tmp
     finding = pr.outcome()["id"]
     event = comment_event(tmp_path, f"/litmus accept {finding} looks right\nthe rest is not part of it")
 
-    code, log = run_command(tmp_path, event, fake_github.url)
+    code, log = run_command(tmp_path, event, fake_github.base_url)
 
     assert code == 0, log
     head = fake_github.state.branches["probes"]
@@ -218,12 +215,12 @@ def test_a_second_command_right_after_the_first_commits_on_top_and_the_next_run_
         tmp_path, fake_github, pr, target):
     fake_github.state.permissions["ann"] = "write"
     finding = pr.outcome()["id"]
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {finding} wrong day"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {finding} wrong day"), fake_github.base_url)
     first = fake_github.state.branches["probes"]
     assert checks_on(fake_github, first)[0]["conclusion"] == "failure"
 
     code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} on second thought"),
-                            fake_github.url)
+                            fake_github.base_url)
 
     assert code == 0, log
     second = fake_github.state.branches["probes"]
@@ -256,7 +253,7 @@ def test_a_commenter_without_write_permission_is_answered_and_nothing_changes(tm
     event = comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']} trust me", login=who,
                           association=association)
 
-    code, log = run_command(tmp_path, event, fake_github.url)
+    code, log = run_command(tmp_path, event, fake_github.base_url)
 
     assert code == 0, log
     assert fake_github.state.branches["probes"] == pr.head and not fake_github.calls("POST", "/git/")
@@ -285,7 +282,7 @@ def test_comments_that_are_no_command_change_nothing_and_get_no_reply(tmp_path, 
     }[case]()
     calls = len(fake_github.state.calls)
 
-    code, log = run_command(tmp_path, event, fake_github.url)
+    code, log = run_command(tmp_path, event, fake_github.base_url)
 
     assert code == 0 and "Litmus: no command:" in log, log
     assert fake_github.state.calls[calls:] == [] and replies(fake_github) == []
@@ -295,7 +292,7 @@ def test_comments_that_are_no_command_change_nothing_and_get_no_reply(tmp_path, 
 @pytest.mark.parametrize("finding", ["../../.github/workflows/x.yml", "$(id)", "0123abcd" * 3, "DEADBEEF" * 4])
 def test_an_id_that_is_no_finding_id_is_never_used_as_anything(tmp_path, fake_github, pr, finding):
     fake_github.state.permissions["ann"] = "write"
-    code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding}"), fake_github.url)
+    code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding}"), fake_github.base_url)
     assert code == 0, log
     (reply,) = replies(fake_github)
     assert "I could not read this command" in reply["body"]
@@ -306,10 +303,10 @@ def test_an_id_that_is_no_finding_id_is_never_used_as_anything(tmp_path, fake_gi
 def test_an_unknown_or_deterministic_finding_is_refused_with_the_reason(tmp_path, fake_github, pr):
     fake_github.state.permissions["ann"] = "write"
     status_check = attacks.results(pr.workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"][0]["id"]
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {status_check}"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {status_check}"), fake_github.base_url)
     finding = pr.outcome()["id"]
     typo = finding[:-1] + ("0" if finding[-1] != "0" else "1")
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {typo}"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {typo}"), fake_github.base_url)
     deterministic, unknown = replies(fake_github)
     assert "deterministic check" in deterministic["plain"] and "nothing changed" in deterministic["plain"]
     assert f"no finding '{typo}'" in unknown["plain"] and f"did you mean '{finding}'" in unknown["plain"]
@@ -325,7 +322,7 @@ def test_a_push_between_reading_and_updating_the_branch_fails_the_command_cleanl
 
     fake_github.state.before["update_ref"] = someone_pushes
     code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"),
-                            fake_github.url)
+                            fake_github.base_url)
 
     assert code == 0, log
     assert fake_github.state.branches["probes"] == pushed["sha"], "the push must not be overwritten"
@@ -341,7 +338,7 @@ def test_results_of_a_head_whose_probes_changed_since_are_not_used(tmp_path, fak
                                          [pr.head], branch="probes")
     fake_github.state.pulls[(REPO, PR)]["head"]["sha"] = moved
 
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.base_url)
 
     (check,) = checks_on(fake_github, moved)
     assert check["conclusion"] == "neutral" and "changes probes/orders.yaml" in plain(check["output"]["summary"])
@@ -363,7 +360,7 @@ def test_results_without_provenance_give_a_neutral_check_and_no_decision(tmp_pat
     else:
         pr.upload("9" * 40, 604)
 
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.base_url)
 
     neutral = [c for c in checks_on(fake_github, pr.head) if c["conclusion"] == "neutral"]
     assert len(neutral) == 1 and "not vouched for" in neutral[0]["output"]["title"]
@@ -380,7 +377,7 @@ def test_a_pull_request_target_run_of_a_fork_is_a_source_but_its_pull_request_ru
     fake_github.state.permissions["ann"] = "write"
     fake_github.state.workflow_runs.clear()
     pr.upload(pr.head, 701, event="pull_request_target", head_repository=FORK)
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']}"), fake_github.base_url)
     head = fake_github.state.branches["probes"]
     assert head != pr.head and checks_on(fake_github, head)[0]["conclusion"] == "success"
 
@@ -390,7 +387,7 @@ def test_a_malformed_event_field_is_an_error_naming_it(tmp_path, fake_github):
     event["comment"]["user"]["login"] = "ann\n::set-output name=x::y"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(event))
-    code, log = run_command(tmp_path, path, fake_github.url)
+    code, log = run_command(tmp_path, path, fake_github.base_url)
     assert code == 2 and "comment.user.login" in log and fake_github.state.calls == []
 
 
@@ -431,7 +428,7 @@ def test_a_command_on_a_fork_replies_with_the_patch_and_counts_in_the_next_untru
     finding = provenance.the_outcome(workspace)["id"]
 
     code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} fine by me",
-                                                    number=attacks.PR), fake_github.url)
+                                                    number=attacks.PR), fake_github.base_url)
 
     assert code == 0, log
     assert not fake_github.calls("POST", "/git/") and not fake_github.calls("PATCH", "/git/")
@@ -490,7 +487,7 @@ def test_a_check_run_refused_after_the_commit_is_said_and_the_commit_still_recor
     fake_github.state.fail["create_check_run"] = 500
 
     code, log = run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {pr.outcome()['id']} fine"),
-                            fake_github.url)
+                            fake_github.base_url)
 
     assert code == 0, log
     head = fake_github.state.branches["probes"]
@@ -562,7 +559,7 @@ def test_accept_references_commits_exactly_the_planned_bytes_and_replies_with_th
                                           "probes/references/orders/delayed.txt",
                                           "probes/references/orders/fresh.txt"}
 
-    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.url)
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.base_url)
 
     assert code == 0, log
     head = fake_github.state.branches["probes"]
@@ -584,7 +581,7 @@ def test_accept_references_commits_exactly_the_planned_bytes_and_replies_with_th
 
     # Results of the first head still hold after the handler's own commit: a later command decides on them.
     finding = attacks.results(repo.workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"][0]["id"]
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {finding} wrong"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus reject {finding} wrong"), fake_github.base_url)
     third = fake_github.state.branches["probes"]
     assert fake_github.state.commits[third]["parents"] == [head]
     assert "only files these commands wrote changed" in replies(fake_github)[-1]["plain"]
@@ -593,7 +590,7 @@ def test_accept_references_commits_exactly_the_planned_bytes_and_replies_with_th
     pushed = fake_github.state.add_commit({**fake_github.state.files_at(third),
                                            "probes/references/orders/fresh.txt": "edited by hand\n"},
                                           [third], branch="probes")
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} fine"), fake_github.url)
+    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept {finding} fine"), fake_github.base_url)
     (neutral,) = checks_on(fake_github, pushed)
     assert neutral["conclusion"] == "neutral" and "probes/references/orders/fresh.txt" in plain(
         neutral["output"]["summary"])
@@ -605,7 +602,8 @@ def test_accept_references_on_a_fork_replies_with_a_patch_that_applies_to_the_he
                         event="pull_request_target")
     fake_github.state.permissions["ann"] = "admin"
 
-    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Returns"), fake_github.url)
+    event = comment_event(tmp_path, "/litmus accept-references Returns")
+    code, log = run_command(tmp_path, event, fake_github.base_url)
 
     assert code == 0, log
     assert not fake_github.calls("POST", "/git/") and not fake_github.calls("PATCH", "/git/")
@@ -641,7 +639,7 @@ def test_accept_references_refuses_what_is_not_the_whole_one_reply_and_commits_n
     repo.upload(repo.head, 502)
     checks = len(fake_github.state.check_runs)
 
-    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders"), fake_github.url)
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references Orders"), fake_github.base_url)
 
     assert code == 0, log
     (reply,) = replies(fake_github)
@@ -661,7 +659,8 @@ def test_accept_references_for_no_suite_of_the_results_or_from_a_reader_reads_no
     repo = reference_pr(tmp_path, fake_github, target, references_judge)
     fake_github.state.permissions.update({"ann": "write", "rita": "read"})
 
-    run_command(tmp_path, comment_event(tmp_path, f"/litmus accept-references {suite}", login=who), fake_github.url)
+    event = comment_event(tmp_path, f"/litmus accept-references {suite}", login=who)
+    run_command(tmp_path, event, fake_github.base_url)
 
     (reply,) = replies(fake_github)
     assert f"@{who} nothing changed" in reply["plain"] and why in reply["plain"]
@@ -681,7 +680,7 @@ def test_accept_references_when_someone_pushes_meanwhile_fails_cleanly(tmp_path,
     fake_github.state.before["update_ref"] = someone_pushes
     checks = len(fake_github.state.check_runs)
 
-    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.url)
+    code, log = run_command(tmp_path, comment_event(tmp_path, "/litmus accept-references"), fake_github.base_url)
 
     assert code == 0, log
     assert fake_github.state.branches["probes"] == pushed["sha"], "the push must not be overwritten"

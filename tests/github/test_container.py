@@ -116,7 +116,7 @@ def run_action(entrypoint: list[str], workspace: Path, gh: FakeGitHub, *, event:
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workspace.parent), "CI": "true",
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": event_name, "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "9" * 40,
-        "GITHUB_REF": ref, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": gh.url,
+        "GITHUB_REF": ref, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": gh.base_url,
         "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_RUN_ID": "4242",
         "RUNNER_OS": "Linux",
         **{"INPUT_" + name.replace(" ", "_").upper(): value for name, value in given.items()},

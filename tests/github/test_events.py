@@ -152,12 +152,12 @@ def test_generated_deployment_status_events_parse_or_are_refused_clearly(tmp_pat
 def test_the_fake_github_answers_a_body_github_would_refuse_with_422_and_fails_the_test():
     with pytest.raises(AssertionError, match="check-runs request"):
         with FakeGitHub() as gh:
-            reply = requests.post(f"{gh.url}/repos/acme/shop/check-runs", timeout=5,
+            reply = requests.post(f"{gh.base_url}/repos/acme/shop/check-runs", timeout=5,
                                   json={"name": "Litmus", "head_sha": "1" * 40, "conclusion": "fine"})
             assert reply.status_code == 422 and gh.state.check_runs == {}
     with pytest.raises(AssertionError, match="comments request"):
         with FakeGitHub() as gh:
-            reply = requests.post(f"{gh.url}/repos/acme/shop/issues/1/comments", json={"text": "hi"}, timeout=5)
+            reply = requests.post(f"{gh.base_url}/repos/acme/shop/issues/1/comments", json={"text": "hi"}, timeout=5)
             assert reply.status_code == 422
 
 
@@ -168,7 +168,7 @@ def test_the_fake_githubs_own_answers_are_real_shaped(fake_github):
     state.add_comment("acme/shop", 42, "hello", "octocat")
     state.pr_files[("acme/shop", 42)] = [{"filename": "probes/a.yaml", "status": "added"}]
     state.add_pull("acme/shop", "4" * 40, 42)
-    base, auth = fake_github.url, {"Authorization": "Bearer pat"}
+    base, auth = fake_github.base_url, {"Authorization": "Bearer pat"}
     assert requests.get(f"{base}/user", headers=auth, timeout=5).json()["login"] == "octocat"
     assert requests.get(f"{base}/repos/acme/shop/issues/42/comments", timeout=5).json()[0]["body"] == "hello"
     assert requests.get(f"{base}/repos/acme/shop/pulls/42/files", timeout=5).json()[0]["filename"] == "probes/a.yaml"
@@ -182,7 +182,7 @@ def test_the_fake_githubs_own_answers_are_real_shaped(fake_github):
 
 def test_the_fake_githubs_trust_routes_are_real_shaped(fake_github):
     """Branches, comparisons, a run by id, its artifacts and a permission: GitHub's shapes (checked at teardown)."""
-    state, base = fake_github.state, f"{fake_github.url}/repos/acme/shop"
+    state, base = fake_github.state, f"{fake_github.base_url}/repos/acme/shop"
     state.parents = {"a" * 40: [], "b" * 40: ["a" * 40], "c" * 40: ["a" * 40]}
     state.branches = {"main": "b" * 40}
     run = state.add_run(6, event="pull_request", head_repository=("mallory/shop", 4343))

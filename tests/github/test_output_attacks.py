@@ -110,7 +110,7 @@ def test_the_action_prints_no_command_of_a_suites_names(tmp_path, fake_github, t
     workspace = _hostile_project(tmp_path / "ws")
     head = trusted_checkout(workspace, fake_github)
     event = pull_request_target_event(tmp_path / "event.json", head, head)
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url)
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
     assert code == 1, log
     assert "trusted:" in log
     assert_no_hostile_command(log)
@@ -142,7 +142,7 @@ def test_the_action_refuses_a_committed_symlink_at_its_output_dir(tmp_path, fake
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url, output_dir=output_dir)
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url, output_dir=output_dir)
 
     assert code == 2, log
     assert f"output-dir: output folder {workspace / output_dir}: {workspace / link} is a symbolic link" in log

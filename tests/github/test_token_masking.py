@@ -27,7 +27,7 @@ def test_the_tokens_basic_auth_forms_never_reach_the_log_or_a_report(tmp_path, t
     out = io.StringIO()
     code = main({"GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"),
                  "GITHUB_EVENT_NAME": "pull_request", "GITHUB_REPOSITORY": "acme/shop",
-                 "GITHUB_API_URL": fake_github.url, "GITHUB_STEP_SUMMARY": str(summary),
+                 "GITHUB_API_URL": fake_github.base_url, "GITHUB_STEP_SUMMARY": str(summary),
                  "INPUT_GITHUB-TOKEN": TOKEN, "INPUT_BASE-URL": target.base_url}, out)
     assert code == 1
     log = out.getvalue().splitlines()

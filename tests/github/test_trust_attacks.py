@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from support.cli import JUDGED_SUITE
+from support.cli import JUDGED_SUITE, litmus
 from support.fake_github import parse_output_file
 from support.fake_judge import FakeJudge
 from support.target import Target
@@ -139,9 +138,7 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
     files.mkdir(exist_ok=True)
     for name in ("env", "path", "output", "summary"):
         (files / name).write_text("")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_", "INPUT_", "ACTIONS_"))}
-    environ.update(CREDENTIALS)
-    environ.update(step_env or {})  # the workflow step's `env:`
+    environ = {**CREDENTIALS, **(step_env or {})}  # step_env: the workflow step's `env:`
     environ.update({
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event),
         "GITHUB_EVENT_NAME": event_name, "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": gh_url,
@@ -153,8 +150,7 @@ def run_action(workspace: Path, event: Path, gh_url: str, event_name: str = "pul
         "INPUT_JUDGE-PROVIDER": "none",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
     })
-    done = subprocess.run([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=environ,
-                          capture_output=True, text=True, timeout=120)
+    done = litmus(workspace, "action", env=environ)
     return done.returncode, done.stdout + done.stderr, parse_output_file((files / "output").read_text())
 
 
@@ -185,7 +181,7 @@ def test_python_check_from_a_fork_does_not_run(tmp_path, fake_github, attacker, 
     fake_github.state.pr_files[(REPO, PR)] = [{"filename": "probes/checks/order.py", "status": "modified"}]
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, outputs = run_action(workspace, event, fake_github.url, base_url=target.base_url)
+    code, log, outputs = run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
 
     assert attacker.requests == [] and not outside.exists()
     assert (tmp_path / "runner" / "env").read_text() == "" and (tmp_path / "runner" / "path").read_text() == ""
@@ -211,7 +207,7 @@ def test_the_base_branch_probes_of_a_pull_request_target_job_run_their_python_ch
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url)
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
 
     document = results(workspace)
     assert document["run"]["trusted"] is True, document["run"]["trust_reason"]
@@ -226,7 +222,7 @@ def test_allow_fork_code_is_the_explicit_opt_out(tmp_path, fake_github, target):
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url, allow_fork_code="true")
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url, allow_fork_code="true")
 
     python = next(a for a in results(workspace)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"]
                   if a["type"] == "python")
@@ -329,7 +325,7 @@ def test_an_allowed_fork_check_runs_confined(open_root, docker_socket, fake_gith
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(open_root / "event.json", head, main_sha)
 
-    code, log, outputs = run_action(workspace, event, fake_github.url, base_url=target.base_url,
+    code, log, outputs = run_action(workspace, event, fake_github.base_url, base_url=target.base_url,
                                     allow_fork_code="true")
 
     (report,) = [json.loads(r.body) for r in attacker.requests]  # the check ran, and said what it got
@@ -353,7 +349,7 @@ def test_an_api_error_is_untrusted(tmp_path, fake_github, target):
     fake_github.state.fail["compare"] = 500
     event = pull_request_target_event(tmp_path / "event.json", main_sha, main_sha)
 
-    run_action(workspace, event, fake_github.url, base_url=target.base_url)
+    run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
 
     assert results(workspace)["run"]["trusted"] is False
 
@@ -368,7 +364,7 @@ def test_env_templates_cannot_read_the_actions_credentials(tmp_path, fake_github
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url, allow_fork_code="true")
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url, allow_fork_code="true")
 
     # Never resolves, even with the opt-out: a positioned load error, and no request at all.
     assert code == 2 and "probes/orders.yaml:7:" in log and "INPUT_GITHUB-TOKEN" in log
@@ -384,7 +380,7 @@ def test_requests_go_only_to_the_allowed_origins(tmp_path, fake_github, attacker
     fake_github.state.load_git(workspace, branches=["main"])
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url,
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url,
                               env_allow="DEPLOY_KEY", step_env={"DEPLOY_KEY": "deploy-key-3141592653"})
 
     assert attacker.requests == []
@@ -429,7 +425,7 @@ def test_pr_litmus_yaml_cannot_steer_the_judge(tmp_path, fake_github, attacker, 
         fake_github.state.pr_files[(REPO, PR)] = [{"filename": "litmus.yaml", "status": "modified"}]
         event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-        code, log, _ = run_action(workspace, event, fake_github.url, base_url=target.base_url,
+        code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url,
                                   judge_provider="openai", judge_base_url=judge.openai_base_url,
                                   judge_api_key=CREDENTIALS["INPUT_JUDGE-API-KEY"])
 
@@ -450,14 +446,14 @@ def test_a_committed_verdict_cache_does_not_decide_a_verdict(tmp_path, fake_gith
         inputs = {"base_url": target.base_url, "judge_provider": "openai", "judge_base_url": judge.openai_base_url,
                   "judge_api_key": CREDENTIALS["INPUT_JUDGE-API-KEY"]}
         judge.default.score = 95  # the verdict that gets committed under .litmus/cache
-        assert run_action(workspace, event, fake_github.url, **inputs)[0] == 0
+        assert run_action(workspace, event, fake_github.base_url, **inputs)[0] == 0
         git(workspace, "add", "-f", ".litmus")
         git(workspace, "commit", "-q", "-m", "a cache entry that says pass")
         fake_github.state.load_git(workspace, branches=["main"])
         event = pull_request_target_event(tmp_path / "event.json", git(workspace, "rev-parse", "HEAD"), main_sha)
         judge.default.score = 20  # what the judge says of this reply
 
-        code, log, _ = run_action(workspace, event, fake_github.url, **inputs)
+        code, log, _ = run_action(workspace, event, fake_github.base_url, **inputs)
 
         assert results(workspace)["run"]["trusted"] is True
         assert len(judge.calls()) == 2 and code == 1  # judged again, not read from the committed entry
@@ -476,14 +472,14 @@ def test_a_restored_verdict_cache_does_not_decide_an_untrusted_verdict(tmp_path,
         git(workspace, "checkout", "-q", "main")
         trusted = pull_request_target_event(tmp_path / "trusted.json", head, main_sha)
         judge.default.score = 95  # the entry the cache now holds says pass
-        assert run_action(workspace, trusted, fake_github.url, **inputs)[0] == 0
-        assert run_action(workspace, trusted, fake_github.url, **inputs)[0] == 0
+        assert run_action(workspace, trusted, fake_github.base_url, **inputs)[0] == 0
+        assert run_action(workspace, trusted, fake_github.base_url, **inputs)[0] == 0
         assert len(judge.calls()) == 1  # trusted: the second run read the cache
         git(workspace, "checkout", "-q", head)
         judge.default.score = 20
 
         code, log, _ = run_action(workspace, pull_request_target_event(tmp_path / "fork.json", head, main_sha),
-                                  fake_github.url, **inputs)
+                                  fake_github.base_url, **inputs)
 
         assert len(judge.calls()) == 2 and code == 1 and "not used in an untrusted run" in log
 
@@ -501,7 +497,7 @@ def test_the_comment_lists_the_prs_changes_to_its_own_checks(tmp_path, fake_gith
                                               {"filename": "src/app.py", "status": "modified"}]
     event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
 
-    run_action(workspace, event, fake_github.url, base_url=target.base_url)
+    run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
 
     (comment,) = fake_github.state.comments[(REPO, PR)]
     body = comment["body"]
@@ -529,14 +525,14 @@ def test_deployment_url_must_match_deployment_hosts(tmp_path, fake_github, targe
     fake_github.state.load_git(workspace, branches=["main"])
     event = deployment_event(tmp_path / "event.json", head, target.base_url)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, event_name="deployment_status")
+    code, log, _ = run_action(workspace, event, fake_github.base_url, event_name="deployment_status")
     assert code == 2 and "deployment-hosts" in log and target.requests == []
 
-    code, log, _ = run_action(workspace, event, fake_github.url, event_name="deployment_status",
+    code, log, _ = run_action(workspace, event, fake_github.base_url, event_name="deployment_status",
                               deployment_hosts="*.vercel.app")
     assert code == 2 and "127.0.0.1" in log and target.requests == []
 
-    code, log, _ = run_action(workspace, event, fake_github.url, event_name="deployment_status",
+    code, log, _ = run_action(workspace, event, fake_github.base_url, event_name="deployment_status",
                               deployment_hosts="127.0.0.1")
     assert target.requests and code == 1  # probed: the untrusted python check is an error
 
@@ -558,13 +554,11 @@ def workflow_run_event(path: Path, *, from_fork: bool) -> Path:
 def test_merged_results_of_a_fork_run_get_a_neutral_check(tmp_path, fake_github, target, from_fork):
     workspace, _ = make_repository(tmp_path)
     # The shard results the triggering run uploaded (here: a real run's, which failed).
-    done = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", target.base_url,
-                           "--out", "shards/1", "--fail-on", "never"], cwd=workspace, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))})
+    done = litmus(workspace, "run", "probes", "--base-url", target.base_url, "--out", "shards/1", "--fail-on", "never")
     assert done.returncode == 0, done.stderr
     event = workflow_run_event(tmp_path / "event.json", from_fork=from_fork)
 
-    code, log, _ = run_action(workspace, event, fake_github.url, event_name="workflow_run", merge="shards")
+    code, log, _ = run_action(workspace, event, fake_github.base_url, event_name="workflow_run", merge="shards")
 
     (check,) = fake_github.state.check_runs.values()
     document = results(workspace)

@@ -88,7 +88,7 @@ def context(tmp_path: Path, name: str, event_name: str, *, sha: str | None = Non
 
 
 def client(github) -> GitHubClient:
-    return GitHubClient(github.url, "ghs_token", retries=0)
+    return GitHubClient(github.base_url, "ghs_token", retries=0)
 
 
 def test_pull_request_target_that_checked_out_the_base_branch_is_trusted(github, repo, tmp_path):

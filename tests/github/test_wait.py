@@ -1,10 +1,12 @@
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from litmus.github.wait import NotReady, wait_until_ready
+from support.server import LocalServer
+
+pytestmark = pytest.mark.timing  # readiness polled against a clock
 
 
 @pytest.fixture
@@ -25,11 +27,8 @@ def preview():
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/health", state
-    server.shutdown()
-    server.server_close()
+    with LocalServer(Handler) as server:
+        yield server.url("/health"), state
 
 
 def test_becomes_ready_after_a_delay(preview):

@@ -17,13 +17,13 @@ SECRET = "canary-secret-value-7f3a"
 
 
 def config(judge, cache: Path, provider: str = "openai", **fields) -> JudgeConfig:
-    base_url = judge.openai_base_url if provider == "openai" else judge.url
+    base_url = judge.openai_base_url if provider == "openai" else judge.base_url
     return JudgeConfig(provider=provider, model=fields.pop("model", "judge-small"), base_url=base_url,
                        api_key_env="JUDGE_KEY", cache=cache, **fields)
 
 
 def escalation(judge, provider: str = "anthropic", band: float = 10, model: str = "judge-strong") -> EscalationConfig:
-    base_url = judge.openai_base_url if provider == "openai" else judge.url
+    base_url = judge.openai_base_url if provider == "openai" else judge.base_url
     return EscalationConfig(band=band, to=ProviderConfig(provider, model, base_url, "JUDGE_KEY"))
 
 

@@ -5,6 +5,7 @@ import threading
 import time
 from dataclasses import replace
 
+import pytest
 from judge_helpers import SECRET, assertion, config, context, escalation, evaluate, service, suite
 
 from litmus.errors import Position
@@ -202,6 +203,7 @@ def test_a_select_matching_nothing_is_an_error_without_a_call(fake_judge, tmp_pa
     assert fake_judge.calls() == []
 
 
+@pytest.mark.timing  # calls of 150 ms must overlap
 def test_calls_run_in_a_bounded_pool(fake_judge, tmp_path):
     fake_judge.when(delay=0.15)
     judge = service(config(fake_judge, tmp_path, concurrency=3))

@@ -149,7 +149,7 @@ def test_judge_simulator_in_litmus_yaml_picks_its_own_provider_and_inherits_the_
 def test_the_configured_simulator_plays_the_user_and_the_judge_is_not_asked(tmp_path):
     with FakeJudge() as judge, FakeJudge() as user:
         user.play_user(USER)
-        cfg = replace(config(judge, tmp_path), simulator=ProviderConfig("anthropic", "sim", user.url, "JUDGE_KEY"))
+        cfg = replace(config(judge, tmp_path), simulator=ProviderConfig("anthropic", "sim", user.base_url, "JUDGE_KEY"))
         turn = JudgeService.from_config(cfg, environ=ENV).simulate_turn(PERSONA, GOAL, [], turn=1)
         assert turn == SimulatedTurn(USER[0], False)
         assert judge.calls() == [] and [c.path for c in user.calls()] == ["/v1/messages"]

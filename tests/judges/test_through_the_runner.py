@@ -2,9 +2,8 @@
 
 import json
 import textwrap
-import threading
 from argparse import Namespace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from judge_helpers import ENV
@@ -15,6 +14,7 @@ from litmus.load import load_suites
 from litmus.results import validate
 from litmus.run.runner import RunOptions, run_suites
 from support.fake_judge import API_KEY
+from support.server import LocalServer
 
 TOKEN = "tok-canary-91c2"
 SUITE = """\
@@ -72,12 +72,8 @@ class _Target(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def target():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Target)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with LocalServer(_Target) as server:
+        yield server.base_url
 
 
 def _run(tmp_path, target, fake_judge, **flags):

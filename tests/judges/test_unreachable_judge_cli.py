@@ -3,7 +3,7 @@ assertion (never urllib3's nested exception text), and after repeated connection
 
 from __future__ import annotations
 
-import socket
+import socketserver
 import subprocess
 import threading
 from pathlib import Path
@@ -13,6 +13,7 @@ import pytest
 from litmus.judges.service import UNREACHABLE_AFTER
 from litmus.results import load_results
 from support.cli import litmus, write_judge_config
+from support.server import LocalServer, refused_port
 
 JUDGED = 6
 SUITE = """\
@@ -28,34 +29,20 @@ flows:
 """ + "".join(f"          - {{type: llm_rubric, rubric: 'greeting number {i}'}}\n" for i in range(JUDGED))
 
 
-class HangUp:
+class HangUp(LocalServer):
     """A TCP server on 127.0.0.1 that accepts every connection and closes it at once, counting them."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
         self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        lock = threading.Lock()
+        server = self
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            conn.close()
+        class _Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                with lock:
+                    server.accepted += 1  # returning closes the connection
 
-    def close(self) -> None:
-        self.sock.close()
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        super().__init__(_Handler)
 
 
 def run(project: Path, target, judge_url: str) -> subprocess.CompletedProcess:
@@ -71,8 +58,9 @@ def judged_outcomes(project: Path):
 
 def test_a_refused_connection_is_one_clear_line_per_judged_assertion(tmp_path, target):
     target.text("/hello", "Hello!")
-    url = f"http://127.0.0.1:{closed_port()}/v1"
-    done = run(tmp_path, target, url)
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        done = run(tmp_path, target, url)
     assert done.returncode == 1
     expected = f"judge unreachable: connection refused at {url} (openai:judge-small)"
     outcomes = judged_outcomes(tmp_path)
@@ -88,9 +76,8 @@ def test_a_refused_connection_is_one_clear_line_per_judged_assertion(tmp_path, t
 
 @pytest.fixture
 def hang_up():
-    server = HangUp()
-    yield server
-    server.close()
+    with HangUp() as server:
+        yield server
 
 
 def test_after_repeated_connection_failures_the_judge_is_not_called_again(tmp_path, target, hang_up):

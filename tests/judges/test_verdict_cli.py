@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.cli import JUDGED_SUITE  # noqa: E402
 from support.fake_judge import API_KEY  # noqa: E402
@@ -28,7 +28,7 @@ def test_a_reply_that_is_not_one_verdict_does_not_pass(tmp_path, target, fake_ju
         f"judge:\n  provider: openai\n  model: m\n  base_url: {fake_judge.openai_base_url}\n"
         "  api_key_env: JUDGE_KEY\n  cache: cache\n")
     ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path,
-                     env=litmus_env(JUDGE_KEY=API_KEY))
+                     env={"JUDGE_KEY": API_KEY})
     assert ran.code == 1, ran.output
     result = check_run(tmp_path / "out")
     (outcome,) = [o for *_, o in result.iter_outcomes()]

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import litmus
 
 HERE = Path(__file__).parent
 GOOD_SUITE = (HERE / "good" / "checkout.yaml").read_text()
 
 
 def validate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "litmus", "validate", *args], cwd=cwd, capture_output=True,
-                          text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    return litmus(cwd, "validate", *args, timeout=60)
 
 
 def make_repo(tmp_path: Path) -> Path:

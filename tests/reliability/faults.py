@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from dataclasses import dataclass
 
@@ -41,14 +40,9 @@ EXPECTED: dict[str, Expect] = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve_faults(target) -> dict[str, str]:
-    """Script every fault on `target`; returns fault name -> URL of the faulty request."""
+def serve_faults(target, refused: int) -> dict[str, str]:
+    """Script every fault on `target`; returns fault name -> URL of the faulty request. `refused` is a port
+    that refuses connections (`support.server.refused_port`)."""
     ok = json.dumps({"ok": True}).encode()
     target.route("/ok", lambda req: (200, {"Content-Type": "application/json"}, ok))
     target.fault("/reset-headers", "reset_mid_headers")
@@ -63,7 +57,7 @@ def serve_faults(target) -> dict[str, str]:
     target.fault("/bomb", "gzip_bomb")
     target.fault("/loop", "redirect_loop")
     return {
-        "connection refused": f"http://127.0.0.1:{free_port()}/x",
+        "connection refused": f"http://127.0.0.1:{refused}/x",
         "reset mid-headers": "/reset-headers",
         "reset mid-body": "/reset-body",
         "read timeout": "/slow",

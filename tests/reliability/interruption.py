@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from pipeline import SIGNAL_EXIT, check_run, finish, leftovers, litmus_env, start_litmus, write_suite
+from pipeline import SIGNAL_EXIT, check_run, finish, leftovers, start_measured, write_suite
 
 from support.cancel import HANG_S, route_hang
 from support.fake_judge import API_KEY
@@ -44,8 +44,8 @@ def trial(root: Path, target, judge, signum: int, delay: float) -> dict:
         "  api_key_env: JUDGE_KEY\n  cache: cache\n")
     seen = len(target.requests)
     started = time.monotonic()
-    proc, out, err = start_litmus(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
-                                  cwd=root, env=litmus_env(JUDGE_KEY=API_KEY))
+    proc, out, err = start_measured(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
+                                    cwd=root, env={"JUDGE_KEY": API_KEY})
     while len(target.requests) == seen and proc.poll() is None and time.monotonic() - started < 30:
         time.sleep(0.005)
     time.sleep(delay)
@@ -118,8 +118,8 @@ def signal_latency(root: Path, target, judge, phase: str, signals: tuple[int, ..
         "  api_key_env: JUDGE_KEY\n  cache: cache\n  timeout_ms: 120000\n")
     busy = (lambda: judge.calls()) if phase == "judge call" else (lambda: target.requests)
     started = time.monotonic()
-    proc, out, err = start_litmus(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
-                                  cwd=root, env=litmus_env(JUDGE_KEY=API_KEY))
+    proc, out, err = start_measured(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "2"],
+                                    cwd=root, env={"JUDGE_KEY": API_KEY})
     while not busy() and proc.poll() is None and time.monotonic() - started < 30:
         time.sleep(0.005)
     assert proc.poll() is None, "the run ended before the phase began"

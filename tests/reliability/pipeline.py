@@ -1,8 +1,9 @@
 """The whole pipeline as a user runs it, and the promises every run must keep whatever went wrong.
 
-`run_litmus` starts the real `litmus` command in a subprocess (load -> run -> results -> reports) and
-measures its peak RSS; `check_run` asserts the cross-cutting promises on what it left behind: every
-report written and well-formed, results.json valid, every assertion an outcome with a reason.
+`run_litmus` starts the real `litmus` command in a subprocess (load -> run -> results -> reports; through
+`support.cli.start_litmus`) and measures its peak RSS; `check_run` asserts the cross-cutting promises on
+what it left behind: every report written and well-formed, results.json valid, every assertion an outcome
+with a reason.
 `bench/reliability.py` drives the same helpers at a larger scale.
 """
 
@@ -16,11 +17,14 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from litmus.report import FORMATS
 from litmus.results import RunResult, load_results, validate
+from support.cli import start_litmus
 
 OUTCOMES = {"passed", "failed", "error", "skipped", "needs_review"}
 REPORT_FILES = [f.filename for f in FORMATS.values()]
@@ -39,20 +43,11 @@ class Ran:
         return (self.stdout + self.stderr).decode("utf-8", "replace")
 
 
-def litmus_env(**extra: str) -> dict[str, str]:
-    """A clean environment: no GitHub or judge variables leaking in from the machine running the tests."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT", "TMPDIR")
-    env = {name: os.environ[name] for name in keep if name in os.environ}
-    env.update(NO_COLOR="1", PYTHONUNBUFFERED="1", NO_PROXY="*", no_proxy="*")
-    env.update(extra)
-    return env
-
-
-def start_litmus(args: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen, object, object]:
+def start_measured(args: list[str], *, cwd: Path,
+                   env: Mapping[str, str] | None = None) -> tuple[subprocess.Popen, IO, IO]:
+    """`start_litmus` with its output in files (a pipe nobody reads would fill and block it)."""
     stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "litmus", *args], cwd=cwd, env=env, stdout=stdout,
-                            stderr=stderr, stdin=subprocess.DEVNULL)
-    return proc, stdout, stderr
+    return start_litmus(cwd, *args, env=env, stdout=stdout, stderr=stderr), stdout, stderr
 
 
 def finish(proc: subprocess.Popen, stdout, stderr, started: float, timeout: float = 120) -> Ran:
@@ -97,16 +92,17 @@ def _vm_hwm_kib(pid: int) -> int:
     return 0
 
 
-def run_litmus(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 120) -> Ran:
+def run_litmus(args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120) -> Ran:
+    """`litmus *args` run to its end, with its peak RSS and wall time; `env` as `support.cli.litmus`'s."""
     started = time.monotonic()
-    proc, out, err = start_litmus(args, cwd=cwd, env=env)
+    proc, out, err = start_measured(args, cwd=cwd, env=env)
     return finish(proc, out, err, started, timeout)
 
 
-def interrupt(args: list[str], *, cwd: Path, env: dict[str, str], signum: int, after: float) -> Ran:
+def interrupt(args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None, signum: int, after: float) -> Ran:
     """Start a run and send it `signum` after `after` seconds."""
     started = time.monotonic()
-    proc, out, err = start_litmus(args, cwd=cwd, env=env)
+    proc, out, err = start_measured(args, cwd=cwd, env=env)
     time.sleep(after)
     if proc.poll() is None:
         proc.send_signal(signum)

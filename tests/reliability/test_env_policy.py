@@ -12,7 +12,7 @@ import dataclasses
 import json
 
 import pytest
-from pipeline import check_run, litmus_env, run_litmus, write_suite
+from pipeline import check_run, run_litmus, write_suite
 from test_secrets_cli import leaks, outputs
 
 from litmus.errors import ProbeError
@@ -76,7 +76,7 @@ def test_a_never_resolve_name_is_a_positioned_load_error(tmp_path, target, comma
     text = _suite_with(template, in_variable)
     write_suite(tmp_path, "creds.yaml", text)
     args = ["run", "--out", "out", "--base-url", target.base_url] if command == "run" else ["validate"]
-    ran = run_litmus(args, cwd=tmp_path, env=litmus_env(**CREDENTIALS))
+    ran = run_litmus(args, cwd=tmp_path, env=CREDENTIALS)
     assert ran.code == 2, ran.output
     stderr = ran.stderr.decode()
     assert f"{_position(text, template)}: error: " in stderr, stderr
@@ -92,7 +92,7 @@ def test_the_brief_s_attack_input_token_through_a_variable_never_loads(tmp_path,
     text = _suite_with("{{ env.INPUT_GITHUB-TOKEN }}", in_variable=True)
     write_suite(tmp_path, "creds.yaml", text)
     ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url], cwd=tmp_path,
-                     env=litmus_env(**CREDENTIALS))
+                     env=CREDENTIALS)
     assert ran.code == 2, ran.output
     assert "INPUT_GITHUB-TOKEN never resolves" in ran.stderr.decode()
     assert target.requests == []
@@ -229,7 +229,7 @@ def test_env_values_are_masked_in_every_output_unless_allowed(tmp_path, target, 
     if variable:
         environ["LITMUS_ENV_ALLOW"] = variable
     ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url, *args], cwd=tmp_path,
-                     env=litmus_env(**environ))
+                     env=environ)
     assert ran.code == 1, ran.output
     # The values were sent: masking is of the outputs only.
     sent = target.requests[0]
@@ -258,7 +258,7 @@ def test_env_values_are_masked_in_every_output_unless_allowed(tmp_path, target, 
 def test_env_allow_cannot_allow_a_never_resolve_name(tmp_path, target):
     write_suite(tmp_path, "masked.yaml", MASKED_SUITE)
     ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url, "--env-allow", "TENANT,GITHUB_TOKEN"],
-                     cwd=tmp_path, env=litmus_env(BASE_HOST=BASE_HOST, TENANT=TENANT, REGION="eu"))
+                     cwd=tmp_path, env={"BASE_HOST": BASE_HOST, "TENANT": TENANT, "REGION": "eu"})
     assert ran.code == 2, ran.output
     assert "--env-allow GITHUB_TOKEN: never resolves" in ran.stderr.decode()
     assert target.requests == []

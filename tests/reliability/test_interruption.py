@@ -15,6 +15,8 @@ from support.cancel import HANG_S
 from support.fake_judge import FakeJudge
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # signals sent at moments of a run
+
 TRIALS = [(signal.SIGINT, 0.0), (signal.SIGTERM, 0.0)] + [
     (sig, round(random.Random(7 + i).uniform(0.05, 1.0), 3)) for i, sig in enumerate((signal.SIGINT, signal.SIGTERM))
 ]
@@ -33,7 +35,7 @@ def test_a_signal_while_the_reports_are_written_still_leaves_every_report_whole(
     """results.json is written first; a SIGTERM right then must not cut the reports being rendered."""
     import time
 
-    from pipeline import check_run, finish, litmus_env, start_litmus, write_suite
+    from pipeline import check_run, finish, start_measured, write_suite
 
     checks = "".join(f"          - {{type: contains, value: absent-{i}}}\n" for i in range(2500))
     with Target() as target:
@@ -41,8 +43,7 @@ def test_a_signal_while_the_reports_are_written_still_leaves_every_report_whole(
         write_suite(tmp_path, "many.yaml", "version: 1\nsuite: Many\nflows:\n  - name: f\n    steps:\n"
                     "      - name: s\n        request: {url: /x}\n        assertions:\n" + checks)
         started = time.monotonic()
-        proc, out, err = start_litmus(["run", "--base-url", target.base_url, "--out", "out", "-q"], cwd=tmp_path,
-                                      env=litmus_env())
+        proc, out, err = start_measured(["run", "--base-url", target.base_url, "--out", "out", "-q"], cwd=tmp_path)
         while not (tmp_path / "out" / "results.json").exists() and proc.poll() is None:
             time.sleep(0.001)
         proc.send_signal(signal.SIGTERM)

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from pipeline import litmus_env, run_litmus
+from pipeline import run_litmus
+
+from support.cli import litmus
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD_RESULTS = json.loads((ROOT / "report" / "results.json").read_text("utf-8"))
@@ -39,7 +39,7 @@ def test_merge_refuses_bad_timestamps(tmp_path, started_at):
     json_two = json.loads(two.read_text())
     json_two["suites"] = []  # the other shard's flow runs: none, so the two do not overlap
     two.write_text(json.dumps(json_two))
-    ran = run_litmus(["merge", str(one), str(two), "-o", "merged.json"], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["merge", str(one), str(two), "-o", "merged.json"], cwd=tmp_path)
     assert "1.json: run.started_at" in refused(ran, "merge")
     assert not (tmp_path / "merged.json").exists()
 
@@ -54,7 +54,7 @@ def test_merge_refuses_bad_timestamps(tmp_path, started_at):
 ], ids=["deep-json", "not-json", "not-utf8", "wrong-schema", "bad-verdict", "lone-surrogate"])
 def test_report_refuses_what_is_not_a_results_document(tmp_path, content):
     (tmp_path / "results.json").write_bytes(content)
-    ran = run_litmus(["report", "results.json", "--out", "reports"], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["report", "results.json", "--out", "reports"], cwd=tmp_path)
     assert "results.json" in refused(ran, "report")
     assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").iterdir())
 
@@ -63,10 +63,10 @@ def test_merge_and_report_say_when_they_cannot_write(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     good = results_file(tmp_path, "r.json")
-    ran = run_litmus(["report", str(good), "--out", str(blocker / "reports")], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["report", str(good), "--out", str(blocker / "reports")], cwd=tmp_path)
     # One clear line naming where it could not write (refused() checks exit 2 and no traceback).
     assert str(blocker / "reports") in refused(ran, "report")
-    ran = run_litmus(["merge", str(good), "-o", str(blocker / "m.json")], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["merge", str(good), "-o", str(blocker / "m.json")], cwd=tmp_path)
     assert str(blocker / "m.json") in refused(ran, "merge")
 
 
@@ -78,12 +78,10 @@ def action(tmp_path: Path, event: bytes | None, event_name: str = "pull_request"
     event_path = tmp_path / "event.json"
     if event is not None:
         event_path.write_bytes(event)
-    env = litmus_env(GITHUB_WORKSPACE=str(workspace), GITHUB_EVENT_PATH=str(event_path),
-                     GITHUB_EVENT_NAME=event_name, GITHUB_REPOSITORY="acme/shop",
-                     **{"INPUT_BASE-URL": "http://127.0.0.1:9", "INPUT_COMMENT": "false"},
-                     **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()})
-    done = subprocess.run([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = litmus(workspace, "action", env={
+        "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_PATH": str(event_path), "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_REPOSITORY": "acme/shop", "INPUT_BASE-URL": "http://127.0.0.1:9", "INPUT_COMMENT": "false",
+        **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()}})
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     (error,) = [line for line in done.stdout.splitlines() if line.startswith("::error")]

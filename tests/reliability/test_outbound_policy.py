@@ -8,7 +8,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from pipeline import litmus_env, run_litmus, write_suite
+from pipeline import run_litmus, write_suite
 
 from litmus import __version__
 from litmus.config import ProviderConfig
@@ -42,14 +42,14 @@ def test_every_kind_of_request_says_it_is_litmus(tmp_path, target, fake_judge, f
     target.text("/ok", "ok")
     write_suite(tmp_path, "ua.yaml", "version: 1\nsuite: UA\nflows:\n  - name: f\n    steps:\n"
                                      "      - name: s\n        request: {url: /ok}\n")
-    ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path)
     assert ran.code == 0, ran.output
     wait_until_ready(target.url("/ok"), 5, log=lambda _: None)
     judge = OpenAIProvider(ProviderConfig("openai", "m", base_url=fake_judge.openai_base_url), API_KEY,
                            timeout_ms=5000, retries=0, max_tokens=10, pool_size=1)
     judge.complete(PROMPT)
     judge.close()
-    GitHubClient(fake_github.url, "t", retries=0).get("/repos/o/r/issues/1/comments")
+    GitHubClient(fake_github.base_url, "t", retries=0).get("/repos/o/r/issues/1/comments")
     probe, waited = target.requests
     assert probe.headers["User-Agent"] == waited.headers["User-Agent"] == USER_AGENT
     assert fake_judge.calls()[0].headers["user-agent"] == USER_AGENT

@@ -9,7 +9,7 @@ import os
 import subprocess
 
 import pytest
-from pipeline import REPORT_FILES, check_run, litmus_env, run_litmus, write_suite
+from pipeline import REPORT_FILES, check_run, run_litmus, write_suite
 
 from litmus.results import load_results
 
@@ -33,7 +33,7 @@ def project(tmp_path, target):
 
 
 def run(project, target, *args):
-    return run_litmus(["run", "--base-url", target.base_url, *args], cwd=project, env=litmus_env())
+    return run_litmus(["run", "--base-url", target.base_url, *args], cwd=project)
 
 
 def test_symlinks_planted_in_the_output_folder_are_replaced_not_followed(project, target):

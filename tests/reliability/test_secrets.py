@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from canaries import CANARIES, GITHUB_TOKEN, JUDGE_KEY, PROBE_SECRET, leaks, leaks_in_files
-from pipeline import check_run, litmus_env, run_litmus, write_suite
+from pipeline import check_run, run_litmus, write_suite
 
 from support.checkout import trusted_checkout
 from support.fake_github import FakeGitHub, parse_output_file
@@ -91,16 +91,16 @@ def action_run(tmp_path_factory):
         judge.default = Rule(score=20, reason="The reply repeats what it was sent.")
         github.state.pr_files[(REPO, 42)] = [{"filename": "probes/shop.yaml", "status": "modified"}]
         trusted_checkout(workspace, github)
-        env = litmus_env(**{
+        env = {
             "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.url, "GITHUB_OUTPUT": str(root / "output"),
+            "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.base_url, "GITHUB_OUTPUT": str(root / "output"),
             "GITHUB_STEP_SUMMARY": str(root / "summary"), "GITHUB_TOKEN": GITHUB_TOKEN,
             "INPUT_GITHUB-TOKEN": GITHUB_TOKEN, "INPUT_BASE-URL": target.base_url,
             "INPUT_JUDGE-PROVIDER": "openai", "INPUT_JUDGE-MODEL": "judge-small",
             "INPUT_JUDGE-BASE-URL": judge.openai_base_url, "INPUT_JUDGE-API-KEY": JUDGE_KEY,
             "SHOP_TOKEN": PROBE_SECRET, "TOKEN_COPY": GITHUB_TOKEN,
-        })
+        }
         ran = run_litmus(["action"], cwd=workspace, env=env)
         sent_to_github = [(c.method, c.path, c.query, c.body) for c in github.state.calls]
         sent_to_judge = [r.body for r in judge.calls()]

@@ -5,20 +5,14 @@ reach the terminal or a file."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from urllib.parse import quote, unquote_plus
 
 import pytest
-from pipeline import check_run, files_under, litmus_env, run_litmus, write_suite
+from pipeline import check_run, files_under, run_litmus, write_suite
 
 from litmus.run.redact import encodings
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.server import refused_port
 
 
 def outputs(ran, out: Path) -> dict[str, str]:
@@ -63,8 +57,9 @@ flows:
 @pytest.mark.parametrize("secret", ["error", "fail", "failed", "a", "e", "status", "code", "passed", "x",
                                     "a-long-secret-value-0123456789"])
 def test_a_secret_never_turns_a_refused_connection_into_a_pass(tmp_path, secret):
-    write_suite(tmp_path, "refused.yaml", REFUSED.format(port=closed_port()))
-    ran = run_litmus(["run", "--out", "out"], cwd=tmp_path, env=litmus_env(TOK=secret))
+    with refused_port() as port:
+        write_suite(tmp_path, "refused.yaml", REFUSED.format(port=port))
+        ran = run_litmus(["run", "--out", "out"], cwd=tmp_path, env={"TOK": secret})
     assert ran.code == 1, ran.output
     assert "0 of 1 suite passed" in ran.stdout.decode()
     result = check_run(tmp_path / "out")
@@ -102,7 +97,7 @@ def test_a_secret_in_the_url_is_masked_in_the_form_the_url_carries_it(tmp_path, 
     target.route("/json", echo)
     write_suite(tmp_path, "encoded.yaml", ENCODED)
     ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url], cwd=tmp_path,
-                     env=litmus_env(TOK=secret))
+                     env={"TOK": secret})
     assert ran.code == 1, ran.output
     # It really went out, as far as a raw secret in a URL goes: `&` ends the value.
     assert target.requests[0].query["key"] == [unquote_plus(secret.split("&")[0])]
@@ -143,7 +138,7 @@ def test_fragments_of_a_secret_left_by_cuts_are_masked(tmp_path, target):
     target.text("/long", "x" * (4096 - 8) + f"tok={SECRET}" + "y" * 100)
     write_suite(tmp_path, "cut.yaml", CUT)
     ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url], cwd=tmp_path,
-                     env=litmus_env(TOK=SECRET))
+                     env={"TOK": SECRET})
     assert ran.code == 1, ran.output
     result = check_run(tmp_path / "out")
     statuses = [o.status for *_, o in result.iter_outcomes()]
@@ -189,8 +184,7 @@ def test_session_cookies_and_extracted_cookie_headers_are_masked(tmp_path, targe
     target.route("/login", login)
     target.route("/echo", echo)
     write_suite(tmp_path, "cookies.yaml", COOKIES)
-    ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url, "-v"], cwd=tmp_path,
-                     env=litmus_env())
+    ran = run_litmus(["run", "--out", "out", "--base-url", target.base_url, "-v"], cwd=tmp_path)
     assert ran.code == 1, ran.output
     assert session in target.requests[1].headers["X-Session"]  # the value really was extracted and sent
     check_run(tmp_path / "out")

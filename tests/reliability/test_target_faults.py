@@ -7,17 +7,20 @@ import threading
 
 import pytest
 from faults import EXPECTED, fault_suite, serve_faults
-from pipeline import check_run, litmus_env, peak_rss_limit_mib, run_litmus, write_suite
+from pipeline import check_run, peak_rss_limit_mib, run_litmus, write_suite
 
+from support.server import refused_port
 from support.target import Target
+
+pytestmark = pytest.mark.timing  # read timeouts and trickling bodies against their deadlines
 
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
     root = tmp_path_factory.mktemp("faults")
-    with Target() as target:
-        write_suite(root, "faults.yaml", fault_suite(serve_faults(target)))
-        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
+    with Target() as target, refused_port() as refused:
+        write_suite(root, "faults.yaml", fault_suite(serve_faults(target, refused)))
+        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root)
     return ran, check_run(root / "out")
 
 
@@ -101,7 +104,7 @@ flows:
           - {type: status_code, expected: 200}
 """)
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out", "--concurrency", "1"],
-                         cwd=tmp_path, env=litmus_env())
+                         cwd=tmp_path)
     result = check_run(tmp_path / "out")
     assert ran.code == 1 and "Traceback" not in ran.output
     runs = result.suites[0].flow_runs

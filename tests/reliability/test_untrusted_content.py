@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from lxml import etree
 from markdown_it import MarkdownIt
-from pipeline import check_run, litmus_env, run_litmus, write_suite
+from pipeline import check_run, run_litmus, write_suite
 
 from support.fake_github import FakeGitHub, parse_output_file
 from support.target import Target
@@ -64,7 +64,7 @@ def cli_run(tmp_path_factory):
     write_suite(root, "evil.yaml", SUITE)
     with Target() as target:
         serve(target)
-        ran = run_litmus(["run", "-v", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
+        ran = run_litmus(["run", "-v", "--base-url", target.base_url, "--out", "out"], cwd=root)
     return ran, root / "out"
 
 
@@ -129,11 +129,12 @@ def test_the_action_log_issues_no_command_from_a_body(tmp_path):
     with Target() as target, FakeGitHub() as github:
         serve(target)
         github.state.deny.add("check-write")  # annotations go through the log
-        ran = run_litmus(["action"], cwd=workspace, env=litmus_env(**{
+        ran = run_litmus(["action"], cwd=workspace, env={
             "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": github.url, "GITHUB_OUTPUT": str(tmp_path / "output"),
-            "INPUT_GITHUB-TOKEN": "ghs_t", "INPUT_BASE-URL": target.base_url, "INPUT_ANNOTATIONS": "all"}))
+            "GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": github.base_url,
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "INPUT_GITHUB-TOKEN": "ghs_t", "INPUT_BASE-URL": target.base_url, "INPUT_ANNOTATIONS": "all"})
     assert ran.code == 1, ran.output
     assert parse_output_file((tmp_path / "output").read_text())["verdict"] == "failed"
     commands, stopped = [], None

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from litmus.results import (
@@ -19,6 +17,7 @@ from litmus.results import (
     StepResult,
     SuiteResult,
 )
+from support.cli import litmus, litmus_env
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.json"
@@ -29,12 +28,8 @@ SCHEMAS = HERE.parent / "schemas"
 def litmus_run(project: Path, base_url: str, secrets: dict[str, str],
                *args: str) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
     """`litmus run --base-url URL --out out` in `project` (a subprocess, as a user runs it), with
-    the secrets in its environment and no LITMUS_/GITHUB_ settings from ours; returns the
-    finished process and the environment it had."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITMUS_", "GITHUB_"))} | secrets
-    done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", base_url, "--out", "out", *args],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
-    return done, env
+    the secrets in its environment; returns the finished process and the environment it had."""
+    return litmus(project, "run", "--base-url", base_url, "--out", "out", *args, env=secrets), litmus_env(**secrets)
 
 
 def many_failures(count: int, per_step: int = 10) -> RunResult:

@@ -12,13 +12,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 from report_fixtures import RESULTS
 
 from litmus.results import MASK
+from support.cli import litmus
 
 # Each of these would run `touch` (or redirect into a file) if it reached the shell unquoted.
 HOSTILE = ["$(touch pwned-1)", "`touch pwned-2`", "'; touch pwned-3; '", '"; touch pwned-4; "',
@@ -167,8 +167,7 @@ def test_every_curl_of_hostile_results_pastes_into_bash_as_the_recorded_request(
     document = _hostile_document()
     results = tmp_path / "results.json"
     results.write_text(json.dumps(document), "utf-8")
-    done = subprocess.run([sys.executable, "-m", "litmus", "report", str(results), "--out", str(tmp_path / "r")],
-                          capture_output=True, text=True, timeout=60)
+    done = litmus(tmp_path, "report", str(results), "--out", str(tmp_path / "r"), timeout=60)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "r"
     curls = {

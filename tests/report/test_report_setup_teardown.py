@@ -6,11 +6,10 @@ is shown as a warning finding")."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
+from support.cli import litmus
+from support.server import refused_port
 from support.target import Target
 
 SUITE = textwrap.dedent("""\
@@ -37,26 +36,17 @@ SUITE = textwrap.dedent("""\
 def run(tmp_path, target, closed: int):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "life.yaml").write_text(SUITE.replace("{closed}", str(closed)))
-    done = subprocess.run([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    done = litmus(tmp_path, "run", "--base-url", target.base_url)
     out = tmp_path / "litmus-report"
     sarif = json.loads((out / "litmus.sarif").read_text("utf-8"))["runs"][0]["results"]
     return done, sarif, (out / "comment.md").read_text("utf-8")
 
 
-def closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_failed_setup_and_a_teardown_error_are_findings_at_their_lines(tmp_path):
-    with Target() as target:
+    with Target() as target, refused_port() as closed:
         target.json("/login", {"error": "nope"}, status=500)
         target.json("/items", [])
-        done, sarif, comment = run(tmp_path, target, closed_port())
+        done, sarif, comment = run(tmp_path, target, closed)
     assert done.returncode == 1, done.stderr
     by_line = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r for r in sarif}
     assert by_line[7]["level"] == "error" and by_line[7]["ruleId"] == "status_code"  # setup's check
@@ -65,10 +55,10 @@ def test_a_failed_setup_and_a_teardown_error_are_findings_at_their_lines(tmp_pat
 
 
 def test_a_teardown_error_alone_changes_no_verdict(tmp_path):
-    with Target() as target:
+    with Target() as target, refused_port() as closed:
         target.json("/login", {"token": "t"})
         target.json("/items", [])
-        done, sarif, comment = run(tmp_path, target, closed_port())
+        done, sarif, comment = run(tmp_path, target, closed)
     assert done.returncode == 0, done.stdout + done.stderr
     (warning,) = sarif
     assert warning["level"] == "warning" and warning["locations"][0]["physicalLocation"]["region"]["startLine"] == 9

@@ -7,8 +7,6 @@ transcript prompts are tested on their own; this file checks what the run does w
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +19,7 @@ from litmus.run.conversation import TRANSCRIPT_MESSAGE_CHARS
 from litmus.run.runner import RunOptions, run_suites
 from litmus.verdict import findings
 from support.chat_server import ChatServer
+from support.cli import litmus
 
 OPENAI = "/openai/v1/chat/completions"
 
@@ -89,7 +88,7 @@ SUITE = """\
 def run(tmp_path, judge, chat, suite=SUITE):
     (tmp_path / "sim.yaml").write_text(textwrap.dedent(suite))
     suites = load_suites([tmp_path / "sim.yaml"], root=tmp_path, environ={}).suites
-    return run_suites(suites, RunOptions(base_url=chat.url()), judge=judge, environ={})
+    return run_suites(suites, RunOptions(base_url=chat.base_url), judge=judge, environ={})
 
 
 def test_simulated_turns_expand_into_one_step_each_until_done(tmp_path):
@@ -188,9 +187,7 @@ def test_reports_show_the_numbered_transcript_with_the_turn_at_fault(tmp_path):
     with ChatServer(forget_at=3) as chat:
         result = run(tmp_path, judge, chat, FOUR)
     write_json_atomic(tmp_path / "results.json", result.to_dict())
-    proc = subprocess.run([sys.executable, "-m", "litmus", "report", "results.json", "--out", "reports",
-                           "--format", "markdown,html,junit"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+    proc = litmus(tmp_path, "report", "results.json", "--out", "reports", "--format", "markdown,html,junit")
     assert proc.returncode == 0, proc.stderr
     comment = (tmp_path / "reports" / "comment.md").read_text()
     assert "Conversation (4 turns, turn 3 at fault)" in comment
@@ -234,7 +231,7 @@ def test_no_judge_skips_simulated_turns_on_purpose_and_the_conversation_goes_on(
     (tmp_path / "sim.yaml").write_text(textwrap.dedent(suite))
     suites = load_suites([tmp_path / "sim.yaml"], root=tmp_path, environ={}).suites
     with ChatServer() as chat:
-        result = run_suites(suites, RunOptions(base_url=chat.url(), judge_disabled=True), environ={})
+        result = run_suites(suites, RunOptions(base_url=chat.base_url, judge_disabled=True), environ={})
     suite_result = result.suites[0]
     steps = suite_result.flow_runs[0].steps
     assert [(s.name, s.status, s.turn) for s in steps] == [("greet", "passed", 1), ("push", "skipped", None),

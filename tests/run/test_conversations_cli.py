@@ -4,15 +4,14 @@ message-order rules and sees only the history it is sent; what was sent is read 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from litmus.results import load_results
 from support.chat_server import ChatServer
+from support.cli import litmus
 
 OPENAI = "/openai/v1/chat/completions"
 ANTHROPIC = "/anthropic/v1/messages"
@@ -24,9 +23,8 @@ def run(tmp_path, suite: str, base_url: str, env: dict[str, str] | None = None,
     probes = tmp_path / "probes"
     probes.mkdir(exist_ok=True)
     (probes / "chat.yaml").write_text(textwrap.dedent(suite))
-    proc = subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", base_url, "--out", "out",
-                           "--format", "markdown,html,junit"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+    proc = litmus(tmp_path, "run", "probes", "--base-url", base_url, "--out", "out", "--format", "markdown,html,junit",
+                  env=env)
     assert proc.returncode in (0, 1), proc.stderr
     return proc, load_results(tmp_path / "out" / "results.json")
 
@@ -63,7 +61,7 @@ def test_openai_history_each_turn(tmp_path, stream):
             request: {json.dumps(request)}
             format: openai
             system: "You are Shop's assistant."
-            """), chat.url())
+            """), chat.base_url)
         sent = chat.sent(OPENAI)
     assert proc.returncode == 0, proc.stdout
     said = replies(4, forget_at=3)
@@ -91,7 +89,7 @@ def test_anthropic_history_each_turn(tmp_path, stream):
             request: {json.dumps(request)}
             format: anthropic
             system: "Be brief."
-            """), chat.url())
+            """), chat.base_url)
         sent = chat.sent(ANTHROPIC)
     assert proc.returncode == 0, proc.stdout
     said = replies(4)
@@ -111,7 +109,7 @@ def test_mapping_form_puts_history_at_its_path_and_reads_the_reply(tmp_path):
         proc, result = run(tmp_path, four_turns("""\
             request: {method: POST, url: /mapping, json: {input: {channel: web}}}
             format: {history_path: $.input.history, reply_path: $.data.reply}
-            """), chat.url())
+            """), chat.base_url)
         sent = chat.sent("/mapping")
     assert proc.returncode == 0, proc.stdout
     said = replies(4)
@@ -142,7 +140,7 @@ def test_history_none_sends_only_the_new_message_with_the_extracted_id(tmp_path)
                 assertions: [{type: contains, value: "order 1042"}]
         """
     with ChatServer() as chat:
-        proc, result = run(tmp_path, suite, chat.url())
+        proc, result = run(tmp_path, suite, chat.base_url)
         sent = chat.sent("/session")
         session = next(iter(chat.sessions))
     assert proc.returncode == 0, proc.stdout
@@ -179,7 +177,7 @@ def test_tool_results_answer_the_call_and_the_conversation_continues(tmp_path, a
         request["stream"] = api
     answer = '            tool_results: {lookup_order: {eta: "3 December"}}'
     with ChatServer() as chat:
-        proc, result = run(tmp_path, TOOLS.format(request=json.dumps(request), api=api, answer=answer), chat.url())
+        proc, result = run(tmp_path, TOOLS.format(request=json.dumps(request), api=api, answer=answer), chat.base_url)
         sent = chat.sent(path)
     assert proc.returncode == 0, proc.stdout
     second = sent[1]["messages"]
@@ -204,7 +202,7 @@ def test_tool_results_answer_the_call_and_the_conversation_continues(tmp_path, a
 def test_an_unanswered_tool_call_ends_the_conversation_naming_the_call(tmp_path, api, path):
     request = {"method": "POST", "url": path, "json": {"model": "m"}}
     with ChatServer() as chat:
-        proc, result = run(tmp_path, TOOLS.format(request=json.dumps(request), api=api, answer=""), chat.url())
+        proc, result = run(tmp_path, TOOLS.format(request=json.dumps(request), api=api, answer=""), chat.base_url)
         sent = chat.sent(path)
     assert proc.returncode == 1
     assert len(sent) == 1  # the history with the unanswered call is never sent
@@ -224,7 +222,7 @@ def test_a_turn_without_a_reply_is_an_error_and_later_steps_are_skipped(tmp_path
         proc, result = run(tmp_path, four_turns("""\
             request: {method: POST, url: /mapping, json: {input: {}}}
             format: {history_path: $.input.history, reply_path: $.answer}
-            """), chat.url())
+            """), chat.base_url)
     assert proc.returncode == 1
     steps = result.suites[0].flow_runs[0].steps
     assert [s.status for s in steps] == ["error", "skipped", "skipped", "skipped"]
@@ -239,7 +237,7 @@ def test_a_reply_is_never_rendered_as_a_template(tmp_path):
     with ChatServer(signature=" {{ env.HOME }}") as chat:
         proc, _ = run(tmp_path, four_turns("""\
             request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
-            """), chat.url())
+            """), chat.base_url)
         sent = chat.sent(OPENAI)
     assert proc.returncode == 0, proc.stdout
     assert sent[3]["messages"][-2]["content"] == replies(3)[2] + " {{ env.HOME }}"
@@ -250,7 +248,7 @@ def test_a_secret_the_user_says_is_masked_in_the_transcript_and_every_report(tmp
         request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
         """).replace("When does it arrive?", "My code is {{ secrets.SHOP_CODE }}.")
     with ChatServer() as chat:
-        proc, result = run(tmp_path, suite, chat.url(), env={"SHOP_CODE": "s3cr3t-4242"})
+        proc, result = run(tmp_path, suite, chat.base_url, env={"SHOP_CODE": "s3cr3t-4242"})
         sent = chat.sent(OPENAI)
     assert proc.returncode == 0, proc.stdout
     assert sent[1]["messages"][-1]["content"] == "My code is s3cr3t-4242."  # the API got it
@@ -269,7 +267,7 @@ def test_each_turn_keeps_the_whole_history_it_sent_for_its_curl(tmp_path):
     with ChatServer() as chat:
         proc, result = run(tmp_path, four_turns("""\
             request: {method: POST, url: /openai/v1/chat/completions, json: {model: m}}
-            """).replace("Thanks!", long).replace("When does it arrive?", long), chat.url())
+            """).replace("Thanks!", long).replace("When does it arrive?", long), chat.base_url)
         sent = chat.sent(OPENAI)
     assert proc.returncode == 0, proc.stdout
     last = result.suites[0].flow_runs[0].steps[3].request

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import textwrap
 
 from litmus.results import load_results
 from support.chat_server import ChatServer
-from support.cli import write_judge_config
+from support.cli import litmus, write_judge_config
 from support.fake_judge import API_KEY, FakeJudge, Rule
 
 SUITE = """\
@@ -53,9 +52,8 @@ def play_user(prompt: str) -> str:
 
 
 def litmus_run(tmp_path, base_url: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "litmus", "run", "probes", "--base-url", base_url, "--out", "out",
-                           "--format", "markdown", *extra], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={"JUDGE_KEY": API_KEY, "PATH": "/usr/bin:/bin"})
+    return litmus(tmp_path, "run", "probes", "--base-url", base_url, "--out", "out", "--format", "markdown", *extra,
+                  env={"JUDGE_KEY": API_KEY})
 
 
 def test_forgetting_at_turn_3_fails_knowledge_retention_and_replays_offline(tmp_path):
@@ -65,10 +63,10 @@ def test_forgetting_at_turn_3_fails_knowledge_retention_and_replays_offline(tmp_
         judge.when("You play the user of a chat assistant", decide=play_user)
         judge.default = Rule(decide=retention)
         write_judge_config(tmp_path, judge.openai_base_url)
-        recorded = litmus_run(tmp_path, chat.url(), "--record")
+        recorded = litmus_run(tmp_path, chat.base_url, "--record")
         first = load_results(tmp_path / "out" / "results.json")
         connections = judge.connections
-        replayed = litmus_run(tmp_path, chat.url(), "--judge-provider", "replay")
+        replayed = litmus_run(tmp_path, chat.base_url, "--judge-provider", "replay")
         second = load_results(tmp_path / "out" / "results.json")
         assert judge.connections == connections  # the replay asked neither judge nor simulator
     assert recorded.returncode == 1, recorded.stdout + recorded.stderr

@@ -2,7 +2,11 @@
 
 import time
 
+import pytest
+
 from litmus.deadline import Deadline, clock
+
+pytestmark = pytest.mark.timing  # a deadline of 50 ms read right away
 
 
 def test_a_deadline_counts_down_on_the_clock_and_expires():

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
@@ -14,6 +13,7 @@ import pytest
 
 from litmus.cli import main
 from litmus.results import load_results
+from support.cli import start_litmus
 from support.target import Target
 
 # Flow "create" adds an item (slowly); flow "list" expects to see it. Run concurrently, "list" runs
@@ -158,14 +158,14 @@ flows:
 """
 
 
+@pytest.mark.timing  # a signal once the run is under way
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_teardown_runs_after_an_interruption(project, signum, code):
     tmp_path, target, store = project
     (tmp_path / "probes" / "slow.yaml").write_text(SLOW)
     target.route("/slow", lambda req: time.sleep(0.5) or (200, {}, b"ok"))
-    proc = subprocess.Popen([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url,
-                             "--concurrency", "1", "--format", "summary"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_litmus(tmp_path, "run", "--base-url", target.base_url, "--concurrency", "1", "--format", "summary",
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10
     while not target.requests and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import run_litmus, write_suite  # noqa: E402
 
 from litmus import net  # noqa: E402
 from litmus.config import ProviderConfig  # noqa: E402
@@ -169,7 +169,7 @@ flows:
       - name: imds
         request: {{url: "http://imds.example.test/latest/meta-data/"}}
 """)
-        env = litmus_env(PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")]))
+        env = {"PYTHONPATH": os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")])}
         ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path, env=env)
     assert (tmp_path / "out" / "results.json").exists(), ran.output
     steps = json.loads((tmp_path / "out" / "results.json").read_text())["suites"][0]["flow_runs"][0]["steps"]

@@ -15,7 +15,7 @@ from litmus.results import load_results
 from support.target import Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from pipeline import litmus_env, run_litmus  # noqa: E402
+from pipeline import run_litmus  # noqa: E402
 
 # ~20 KB of JSON: under the cap alone, over it 60 times.
 OBJECT = {"items": [{"id": i, "name": f"item {i:05d}", "tags": ["a", "b"]} for i in range(360)]}
@@ -42,7 +42,7 @@ flows:
 def _run(project, base_url: str) -> tuple[int, float]:
     """`litmus run` in a subprocess: its exit status and its peak resident memory in MiB (sampled VmHWM: a
     forked child's ru_maxrss would start at this test process's size)."""
-    ran = run_litmus(["run", "--base-url", base_url, "--format", "markdown"], cwd=project, env=litmus_env())
+    ran = run_litmus(["run", "--base-url", base_url, "--format", "markdown"], cwd=project)
     (project / "stdout").write_bytes(ran.stdout + ran.stderr)
     return ran.code, ran.max_rss_mib
 

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from litmus.cli import main
 from litmus.console import Console, clean
 from litmus.results import load_results
+from support.cli import start_litmus
 from support.target import Target
 
 CANARY = "CANARY-9f3b-secret"
@@ -181,15 +181,15 @@ flows:
 """
 
 
+@pytest.mark.timing  # a signal once the run is under way
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_run_cleanly_and_partial_results_are_written(tmp_path, signum, code):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes" / "slow.yaml").write_text(SLOW_SUITE)
     with Target() as target:
         target.route("/slow", lambda req: time.sleep(0.2) or (200, {}, b"ok"))
-        proc = subprocess.Popen([sys.executable, "-m", "litmus", "run", "--base-url", target.base_url,
-                                 "--concurrency", "2", "--format", "summary"],
-                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = start_litmus(tmp_path, "run", "--base-url", target.base_url, "--concurrency", "2", "--format",
+                            "summary", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         while len(target.requests) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -11,21 +10,18 @@ from build import check, flow, request, step, suite
 
 from litmus.results import load_results, validate, write_results
 from litmus.run.runner import RunOptions, run_suites
+from support.server import refused_port
 from support.target import Target
 
+pytestmark = pytest.mark.timing  # read timeouts and trickling bodies against their deadlines
+
 MIB = 1024 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
     """One run over every fault, concurrently; tests below read its flow runs by name."""
-    with Target() as target:
+    with Target() as target, refused_port() as port:
         target.fault("/reset", "reset_mid_body")
         target.fault("/trickle", "trickle")
         target.fault("/endless", "endless")
@@ -40,7 +36,7 @@ def faults(tmp_path_factory):
         target.text("/latin1-declared", "caf\xe9".encode("latin-1"), content_type="text/plain; charset=iso-8859-1")
         big = b"a" * (50 * MIB)
         target.route("/big", lambda req: (200, {"Content-Type": "text/plain"}, big))
-        refused = f"http://127.0.0.1:{free_port()}/x"
+        refused = f"http://127.0.0.1:{port}/x"
 
         def one(name, req, *assertions):
             return flow(name, step("s", req, *assertions), step("after", request("/500")))

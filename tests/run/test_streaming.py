@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 import time
+
+import pytest
 
 from litmus.errors import Position
 from litmus.model import Stream
 from litmus.results import load_results
 from litmus.run.http import HttpClient, OutgoingRequest
-from reliability.pipeline import litmus_env, run_litmus
+from reliability.pipeline import run_litmus
+from support.cli import litmus
 from support.stream_target import Script, StreamTarget, anthropic_events, openai_chunks, sse
+
+pytestmark = pytest.mark.timing  # streams cut by deadlines; time to first event measured to 20 ms
 
 ANSWER = ("Order 1042 ", "is delayed ", "and should arrive ", "on 3 December.")
 
@@ -26,11 +30,7 @@ def litmus_run(tmp_path, suite: str, base_url: str, *extra: str) -> tuple[subpro
     probes = tmp_path / "probes"
     probes.mkdir(exist_ok=True)
     (probes / "chat.yaml").write_text(textwrap.dedent(suite))
-    proc = subprocess.run(
-        [sys.executable, "-m", "litmus", "run", "probes", "--base-url", base_url, "--out", "out",
-         "--format", "markdown", *extra],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
+    proc = litmus(tmp_path, "run", "probes", "--base-url", base_url, "--out", "out", "--format", "markdown", *extra)
     assert proc.returncode in (0, 1), proc.stderr
     return proc, load_results(tmp_path / "out" / "results.json")
 
@@ -252,7 +252,7 @@ def test_a_50_mb_stream_stops_at_the_size_cap_in_bounded_memory(tmp_path):
     with StreamTarget() as target:
         target.script("/big", Script(fifty_megabytes))
         ran = run_litmus(["run", "probes", "--base-url", target.base_url, "--out", "out", "--format", "markdown",
-                          "--max-body-bytes", str(5 * 1024 * 1024)], cwd=tmp_path, env=litmus_env())
+                          "--max-body-bytes", str(5 * 1024 * 1024)], cwd=tmp_path)
     assert ran.code == 1, ran.output
     step = steps_by_flow(load_results(tmp_path / "out" / "results.json"))["big"]
     assert step.status == "error"

@@ -14,9 +14,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.raw_server import RawServer  # noqa: E402
+
+pytestmark = pytest.mark.timing  # step timeouts against routes that trickle for seconds; the run's wall time
 
 CAP = 1000
 BIG = b"z" * (5 * CAP)
@@ -80,7 +82,7 @@ def run(tmp_path_factory):
     with RawServer(ROUTES) as server:
         started = time.monotonic()
         ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", "--max-body-bytes", str(CAP),
-                          "--concurrency", "8"], cwd=root, env=litmus_env())
+                          "--concurrency", "8"], cwd=root)
         wall = time.monotonic() - started
     document = json.loads((root / "out" / "results.json").read_text("utf-8"))
     steps = {f["flow"]: f["steps"][0] for f in document["suites"][0]["flow_runs"]}

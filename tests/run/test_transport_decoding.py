@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import run_litmus, write_suite  # noqa: E402
 
 from support.target import Target  # noqa: E402
 
@@ -56,7 +56,7 @@ def outcomes(tmp_path_factory):
     with Target() as target:
         for path, (content_type, body) in BODIES.items():
             target.text(path, body, content_type=content_type)
-        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root, env=litmus_env())
+        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=root)
     assert "Traceback" not in ran.output
     document = json.loads((root / "out" / "results.json").read_text("utf-8"))
     return {f["flow"]: f["steps"][0]["assertions"] for f in document["suites"][0]["flow_runs"]}

@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from litmus.config import ProviderConfig  # noqa: E402
 from litmus.judges.prompts import Prompt  # noqa: E402
@@ -105,7 +105,7 @@ def run(tmp_path_factory):
         # The unfollowed endless redirect is asked of the raw server directly.
         suite_file = root / "probes" / f"r{len(CASES) - 1}.yaml"
         suite_file.write_text(suite_file.read_text().replace("url: /endless-302", f"url: {raw.url('/endless-302')}"))
-        env = litmus_env(PYTHONPATH=os.pathsep.join([str(guard_dir), os.environ.get("PYTHONPATH", "")]))
+        env = {"PYTHONPATH": os.pathsep.join([str(guard_dir), os.environ.get("PYTHONPATH", "")])}
         ran = run_litmus(["run", "--base-url", a.base_url, "--out", "out", "--max-body-bytes", "100000"],
                          cwd=root, env=env)
         a_requests, b_requests = list(a.requests), list(b.requests)
@@ -247,7 +247,7 @@ def test_n_hops_are_n_redirect_entries(tmp_path):
         for hop in (1, 2, 3):
             target.route(f"/hop{hop}", lambda req, hop=hop: (HOP_STATUS[hop], {"Location": f"/hop{hop - 1}"}, b""))
         target.text("/hop0", "landed")
-        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path, env=litmus_env())
+        ran = run_litmus(["run", "--base-url", target.base_url, "--out", "out"], cwd=tmp_path)
     assert ran.code == 0, ran.output
     document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
     for flow_run in document["suites"][0]["flow_runs"]:

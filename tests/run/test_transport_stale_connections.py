@@ -8,15 +8,15 @@ loses the race). Every step after the first meets such a connection.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
 
-from pipeline import check_run, litmus_env, run_litmus, write_suite  # noqa: E402
+from pipeline import check_run, run_litmus, write_suite  # noqa: E402
 
 from support.closing_servers import ClosingServer  # noqa: E402
+from support.server import refused_port  # noqa: E402
 
 FLOW = """\
 version: 1
@@ -38,7 +38,7 @@ STEP = """\
 def _run(tmp_path: Path, server: ClosingServer, methods: list[str], *extra: str):
     steps = "".join(STEP.format(i=i, method=m) for i, m in enumerate(methods, 1))
     write_suite(tmp_path, "stale.yaml", FLOW.format(steps=steps))
-    ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", *extra], cwd=tmp_path, env=litmus_env())
+    ran = run_litmus(["run", "--base-url", server.base_url, "--out", "out", *extra], cwd=tmp_path)
     document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
     return ran, document["suites"][0]["flow_runs"][0]["steps"]
 
@@ -74,12 +74,10 @@ def test_a_flow_against_a_server_that_closes_after_every_response_has_no_error(t
 
 
 def test_a_refused_post_is_a_step_error_and_is_not_retried(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        refused = f"http://127.0.0.1:{probe.getsockname()[1]}"
     write_suite(tmp_path, "refused.yaml", FLOW.format(steps=STEP.format(i=1, method="POST")))
-    ran = run_litmus(["run", "--base-url", refused, "--out", "out", "--transport-retries", "2"], cwd=tmp_path,
-                     env=litmus_env())
+    with refused_port() as port:
+        ran = run_litmus(["run", "--base-url", f"http://127.0.0.1:{port}", "--out", "out", "--transport-retries", "2"],
+                         cwd=tmp_path)
     assert ran.code == 1 and "Traceback" not in ran.output
     [step] = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))["suites"][0]["flow_runs"][0]["steps"]
     assert (step["status"], step["error"], step["transport_retries"]) == ("error", "connection refused", 0)

@@ -5,13 +5,13 @@ Shared by tests/github/test_cancellation.py and bench/signals.py."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from support.cli import start_litmus
 from support.fake_github import FakeGitHub
 from support.target import Target
 
@@ -74,17 +74,15 @@ def start_action(workspace: Path, gh: FakeGitHub, target: Target, **inputs: str)
     for path in paths.values():
         path.write_text("")
     environ = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workspace.parent), "NO_PROXY": "*",
-        "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
+        "HOME": str(workspace.parent), "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_EVENT_PATH": str(EVENTS / "pull_request.json"), "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "9" * 40, "GITHUB_API_URL": gh.url,
+        "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "9" * 40, "GITHUB_API_URL": gh.base_url,
         "GITHUB_OUTPUT": str(paths["output"]), "GITHUB_STEP_SUMMARY": str(paths["summary"]),
         "INPUT_GITHUB-TOKEN": "ghs_cancelled0123456789", "INPUT_BASE-URL": target.base_url,
         "INPUT_PROBES": "probes", "INPUT_OUTPUT-DIR": "litmus-report",
         **{f"INPUT_{name.replace('_', '-').upper()}": value for name, value in inputs.items()},
     }
-    proc = subprocess.Popen([sys.executable, "-m", "litmus", "action"], cwd=workspace, env=environ,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = start_litmus(workspace, "action", env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return proc, paths
 
 

@@ -24,9 +24,10 @@ import json
 import re
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from support.server import LocalServer
 from support.stream_target import sse
 
 ORDER = re.compile(r"\b\d{4}\b")
@@ -36,7 +37,7 @@ class HistoryRefused(Exception):
     """The history breaks the API's rules: answered with a 400 naming the rule."""
 
 
-class ChatServer:
+class ChatServer(LocalServer):
     def __init__(self, *, forget_at: int | None = None, status: int = 200, signature: str = "") -> None:
         self.forget_at = forget_at
         self.status = status
@@ -45,19 +46,7 @@ class ChatServer:
         self.log: list[dict[str, Any]] = []
         self.sessions: dict[str, list[dict[str, str]]] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ChatServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def url(self, path: str = "") -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}{path}"
+        super().__init__(self._handler())
 
     def sent(self, path: str) -> list[Any]:
         """The JSON bodies sent to `path`, in order."""

@@ -15,12 +15,14 @@ import json
 import random
 import select
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from support.server import LocalServer
 
 MODES = ("after_response", "when_idle", "on_next_request")
 
 
-class ClosingServer:
+class ClosingServer(LocalServer):
     def __init__(self, mode: str, *, seed: int = 7) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -73,20 +75,4 @@ class ClosingServer:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, client_address: None
-        self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ClosingServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(_Handler)

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import jsonschema
 
 from support.schema_instances import minimal
+from support.server import LocalServer
 
 BOT = "github-actions[bot]"
 SHAPES = json.loads((Path(__file__).with_name("github_shapes.json")).read_text("utf-8"))
@@ -651,26 +652,18 @@ class _Handler(BaseHTTPRequestHandler):
         return 201, self._git_commit(repo, sha), {}
 
 
-class FakeGitHub:
-    """`with FakeGitHub() as gh:` serves on `gh.url`; `gh.state` holds the data and the recorded calls.
+class FakeGitHub(LocalServer):
+    """`with FakeGitHub() as gh:` serves on `gh.base_url`; `gh.state` holds the data and the recorded calls.
 
     Leaving the block raises AssertionError when a request or response broke GitHub's schema.
     """
 
     def __init__(self, state: FakeGitHubState | None = None) -> None:
         self.state = state or FakeGitHubState()
-        handler = type("Handler", (_Handler,), {"state": self.state, "lock": threading.Lock()})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeGitHub:
-        self.thread.start()
-        return self
+        super().__init__(type("Handler", (_Handler,), {"state": self.state, "lock": threading.Lock()}))
 
     def __exit__(self, exc_type, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()
         if exc_type is None and self.state.violations:
             raise AssertionError("GitHub's REST schema was broken:\n" + "\n".join(self.state.violations[:20]))
 

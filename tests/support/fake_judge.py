@@ -29,8 +29,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.server import LocalServer
 
 API_KEY = "sk-test-fake-judge-key-0123456789"
 EMBEDDING_SIZE = 64
@@ -85,7 +87,7 @@ class Received:
         return "\n".join(p for p in parts if isinstance(p, str))
 
 
-class FakeJudge:
+class FakeJudge(LocalServer):
     def __init__(self, api_key: str = API_KEY, json_mode: bool = True):
         self.api_key = api_key
         # False: reject `response_format` with a 400 like servers without JSON mode.
@@ -95,17 +97,11 @@ class FakeJudge:
         self.received: list[Received] = []
         self.connections = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__(_handler(self))
 
     @property
     def openai_base_url(self) -> str:
-        return self.url + "/v1"
+        return self.base_url + "/v1"
 
     def when(self, contains: str | None = None, **reply) -> FakeJudge:
         with self._lock:
@@ -126,14 +122,6 @@ class FakeJudge:
     def calls(self, path: str | None = None) -> list[Received]:
         with self._lock:
             return [r for r in self.received if path is None or r.path == path]
-
-    def __enter__(self) -> FakeJudge:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def _rule_for(self, prompt: str) -> Rule:
         with self._lock:

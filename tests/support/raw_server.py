@@ -12,74 +12,53 @@ connection accepted, including ones that sent nothing.
 from __future__ import annotations
 
 import socket
+import socketserver
 import threading
 from collections import Counter
 from collections.abc import Callable
 
+from support.server import LocalServer
+
 Route = Callable[[socket.socket], None]
 
 
-class RawServer:
+class RawServer(LocalServer):
     def __init__(self, routes: dict[str, Route]) -> None:
         self.routes = routes
         self.hits: Counter[str] = Counter()
         self.connections = 0
         self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._stopped = False
-        self._thread = threading.Thread(target=self._accept, daemon=True)
+        raw = self
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        class _Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                raw._serve(self.request)
 
-    def url(self, path: str) -> str:
-        return self.base_url + path
-
-    def __enter__(self) -> RawServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stopped = True
-        self._listener.close()
-
-    def _accept(self) -> None:
-        while not self._stopped:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        super().__init__(_Handler)
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                data = conn.recv(65536)
-                if not data:
-                    return
-                head += data
-            head, _, rest = head.partition(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            path = lines[0].split(" ")[1].split("?", 1)[0]
-            length = next((int(line.split(":", 1)[1]) for line in lines[1:]
-                           if line.lower().startswith("content-length:")), 0)
-            while len(rest) < length:
-                data = conn.recv(65536)
-                if not data:
-                    break
-                rest += data
-            with self._lock:
-                self.hits[path] += 1
-            route = self.routes.get(path)
-            try:
-                if route is None:
-                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                else:
-                    route(conn)
-            except OSError:
-                pass  # the client hung up (deadline, size cap): expected
+        with self._lock:
+            self.connections += 1
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = conn.recv(65536)
+            if not data:
+                return
+            head += data
+        head, _, rest = head.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        path = lines[0].split(" ")[1].split("?", 1)[0]
+        length = next((int(line.split(":", 1)[1]) for line in lines[1:]
+                       if line.lower().startswith("content-length:")), 0)
+        while len(rest) < length:
+            data = conn.recv(65536)
+            if not data:
+                break
+            rest += data
+        with self._lock:
+            self.hits[path] += 1
+        route = self.routes.get(path)
+        if route is None:
+            conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        else:
+            route(conn)

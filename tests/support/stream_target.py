@@ -19,8 +19,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from support.server import LocalServer
 
 
 @dataclass
@@ -75,7 +77,7 @@ def anthropic_events(*pieces: str, stop: bool = True) -> list[bytes]:
     return frames
 
 
-class StreamTarget:
+class StreamTarget(LocalServer):
     def __init__(self) -> None:
         self.scripts: dict[str, Script] = {}
         self.first_chunk_at: dict[str, float] = {}
@@ -95,26 +97,11 @@ class StreamTarget:
 
             do_GET = do_POST = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, client_address: None  # clients hanging up early are expected
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
-    def __enter__(self) -> StreamTarget:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
+    def stop(self) -> None:
+        self._stop.set()  # releases the connections left hanging
+        super().stop()
 
     def script(self, path: str, script: Script) -> None:
         self.scripts[path] = script

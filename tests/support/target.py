@@ -21,9 +21,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from support.server import LocalServer
 
 Handler = Callable[["Request"], tuple[int, dict[str, str], bytes]]
 
@@ -41,7 +43,7 @@ class Request:
         return json.loads(self.body or b"null")
 
 
-class Target:
+class Target(LocalServer):
     def __init__(self) -> None:
         self.routes: dict[str, Handler | str] = {}
         self.requests: list[Request] = []
@@ -61,34 +63,12 @@ class Target:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        # Clients that hang up early (size caps, timeouts) are expected: no tracebacks.
-        self.server.handle_error = lambda request, client_address: None
-        self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    # -- lifecycle
-    def __enter__(self) -> Target:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        super().__init__(_Handler)
 
     def stop(self) -> None:
         """Die: open connections get no more responses, new ones are refused."""
         self.dead = True
-        if self.server.socket.fileno() != -1:
-            self.server.shutdown()
-            self.server.server_close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
+        super().stop()
 
     # -- scripting
     def route(self, path: str, handler: Handler) -> None:

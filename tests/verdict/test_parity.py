@@ -245,7 +245,7 @@ def test_every_output_of_the_action_equals_the_table(case, tmp_path, target, fak
     root, inputs = action_project(tmp_path, case, fake_judge.openai_base_url, fake_github)
     for fail_on in FAIL_ON:
         out = f"out-{fail_on}"
-        code = run_the_action(root, fake_github.url, {**inputs, "base-url": target.base_url, "fail-on": fail_on,
+        code = run_the_action(root, fake_github.base_url, {**inputs, "base-url": target.base_url, "fail-on": fail_on,
                                                       "output-dir": out})
         expected_code, expected_conclusion = row[fail_on].split()
         assert code == int(expected_code), f"{case} fail-on {fail_on}"
