@@ -46,23 +46,12 @@ class JudgedInput(NamedTuple):
 def build_prompt(assertion: Assertion, ctx: EvalContext) -> JudgedInput:
     """The judged input of one assertion; NotJudgeable when it cannot be built."""
     redact = ctx.redact
-    try:
-        rendered = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
-    except Exception as exc:  # a template that cannot be rendered makes this assertion, and only it, an error
-        raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
+    rendered = _rendered_fields(assertion, ctx)
     params = {name: redact(value) for name, value in rendered.items()}
-    scenario = ctx.scenario
-    scenario_data = reference = None
-    if assertion.type in SCENARIO_TYPES:
-        scenario_data = redact(json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str))
-        if assertion.type == "accurate_with_scenario_context":
-            if not scenario.reference_response:
-                raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
-            reference = redact(scenario.reference_response)
+    scenario_data, reference, facts = _scenario_context(assertion, ctx)
     text, where = judged_text(assertion.select, ctx)
     judged = Block("response", _judged_label(assertion.select), redact(text))
     intent = redact(ctx.suite.intent) if ctx.suite.intent else None
-    facts = scenario_facts(scenario) if assertion.type in SCENARIO_TYPES else None
     content = content_sha256(assertion.type, rendered, text, facts)
     return JudgedInput(assertion_prompt(assertion.type, params, judged, intent, scenario_data, reference), where,
                        content)
@@ -72,32 +61,44 @@ def build_transcript_prompt(assertion: Assertion, transcript: list[dict], ctx: E
     """The judged input of one assertion judged on a conversation's transcript (given unmasked: the content
     hash is over it, the prompt gets each message redacted and cut like a judged response)."""
     redact = ctx.redact
-    try:
-        rendered = {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
-    except Exception as exc:  # as in build_prompt: this assertion, and only it, is an error
-        raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
+    rendered = _rendered_fields(assertion, ctx)
     if assertion.type == "conversation_completeness" and not rendered.get("goal"):
         if not ctx.suite.intent:
             raise NotJudgeable("conversation_completeness needs the user's goal: give it a `goal`, or give the "
                                "suite an `intent`")
         rendered["goal"] = ctx.suite.intent.strip()
-    scenario = ctx.scenario
-    scenario_data = reference = None
-    if assertion.type in SCENARIO_TYPES:
-        scenario_data = redact(json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str))
-        if assertion.type == "accurate_with_scenario_context":
-            if not scenario.reference_response:
-                raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
-            reference = redact(scenario.reference_response)
+    scenario_data, reference, facts = _scenario_context(assertion, ctx)
     # Masked before the cut: a secret across the cut must not leave a readable part behind.
     masked = [{**message, "content": _cut(redact(rendered_text(message.get("content", ""))))}
               for message in transcript]
     intent = redact(ctx.suite.intent) if ctx.suite.intent else None
-    facts = scenario_facts(scenario) if assertion.type in SCENARIO_TYPES else None
     text = json.dumps(transcript, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     prompt = transcript_prompt(assertion.type, {name: redact(value) for name, value in rendered.items()}, masked,
                                intent, scenario_data, reference)
     return JudgedInput(prompt, "$", content_sha256(assertion.type, rendered, text, facts))
+
+
+def _rendered_fields(assertion: Assertion, ctx: EvalContext) -> dict[str, str]:
+    """The assertion's fields rendered, unmasked (the content hash is over them)."""
+    try:
+        return {name: rendered_text(ctx.render(value)) for name, value in assertion.params.items()}
+    except Exception as exc:  # a template that cannot be rendered makes this assertion, and only it, an error
+        raise NotJudgeable(f"cannot render the assertion's fields: {exc}") from None
+
+
+def _scenario_context(assertion: Assertion, ctx: EvalContext) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """For a scenario-aware type: the scenario's data and reference as the prompt shows them (masked), and
+    the facts the content hash covers; (None, None, None) for any other type."""
+    if assertion.type not in SCENARIO_TYPES:
+        return None, None, None
+    scenario = ctx.scenario
+    scenario_data = ctx.redact(json.dumps(scenario.data, indent=2, ensure_ascii=False, default=str))
+    reference = None
+    if assertion.type == "accurate_with_scenario_context":
+        if not scenario.reference_response:
+            raise NotJudgeable(f"scenario {scenario.id!r} has no reference_response to compare with")
+        reference = ctx.redact(scenario.reference_response)
+    return scenario_data, reference, scenario_facts(scenario)
 
 
 def turn_placer(transcript: list[dict]) -> Callable[[Mismatch], Mismatch]:
