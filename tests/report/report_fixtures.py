@@ -49,3 +49,13 @@ def many_failures(count: int, per_step: int = 10) -> RunResult:
     suite = SuiteResult("Huge", "probes/huge.yaml", 1, 100, 0.0, "failed", flow_runs=[flow_run])
     return RunResult(run=RunInfo("https://t.example", "2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z"),
                      verdict="failed", suites=[suite])
+
+
+def replay_curl(command: str, env: dict, cwd: Path) -> tuple[int, str]:
+    """A report's curl command run by real curl in `cwd` (its `#` note lines aside): the final status and body."""
+    first, *notes = command.splitlines()
+    assert all(note.startswith("#") for note in notes)
+    done = subprocess.run(f"{first} -s -o body.out -w '%{{http_code}}'", shell=True, cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout), (cwd / "body.out").read_text("utf-8")

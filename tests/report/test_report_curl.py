@@ -11,10 +11,9 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import subprocess
 
 import pytest
-from report_fixtures import litmus_run
+from report_fixtures import litmus_run, replay_curl
 
 from litmus.report import findings as fd
 from litmus.results import load_results
@@ -93,15 +92,6 @@ def recorded(tmp_path):
         yield result, env, tmp_path, target
 
 
-def _replay(command: str, env: dict, cwd) -> tuple[int, str]:
-    first, *notes = command.splitlines()
-    assert all(note.startswith("#") for note in notes)
-    done = subprocess.run(f"{first} -s -o body.out -w '%{{http_code}}'", shell=True, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout), (cwd / "body.out").read_text("utf-8")
-
-
 def _steps(result, flow):
     (flow_run,) = [f for f in result.suites[0].flow_runs if f.flow == flow]
     return flow_run, flow_run.steps
@@ -114,7 +104,7 @@ def test_get_replays_with_compressed_and_only_the_probes_headers(recorded):
     assert "--compressed" in command
     assert "python-requests" not in command and "Accept-Encoding" not in command
     before = len(target.requests)
-    assert _replay(command, env, cwd) == (step.response.status, step.response.body)
+    assert replay_curl(command, env, cwd) == (step.response.status, step.response.body)
     assert target.requests[before].headers["X-Trace"] == "abc 'quoted' $HOME"  # quoted, not expanded
 
 
@@ -124,11 +114,11 @@ def test_json_post_with_a_secret_header_reads_the_secret_from_the_environment(re
     command = fd.step_curl(flow_run, step)
     assert TOKEN not in command and '"$API_TOKEN"' in command
     assert step.request.secrets == ["API_TOKEN"]
-    status, body = _replay(command, env, cwd)
+    status, body = replay_curl(command, env, cwd)
     assert (status, body) == (200, step.response.body)
     assert (status, body) == (step.response.status, step.response.body)
     without = {k: v for k, v in env.items() if k != "API_TOKEN"}
-    assert _replay(command, without, cwd)[0] == 401  # the secret really comes from the environment
+    assert replay_curl(command, without, cwd)[0] == 401  # the secret really comes from the environment
 
 
 def test_cookie_flow_replays_through_a_shared_cookie_jar(recorded):
@@ -137,8 +127,8 @@ def test_cookie_flow_replays_through_a_shared_cookie_jar(recorded):
     first, second = fd.step_curl(flow_run, login), fd.step_curl(flow_run, me)
     assert "-c cookies.txt" in first and "-b cookies.txt -c cookies.txt" in second
     assert "Cookie" not in second.splitlines()[0]  # the jar sends it, not a recorded (masked) header
-    assert _replay(first, env, cwd) == (login.response.status, login.response.body)
-    assert _replay(second, env, cwd) == (me.response.status, me.response.body) == (200, '{"user": "probe"}')
+    assert replay_curl(first, env, cwd) == (login.response.status, login.response.body)
+    assert replay_curl(second, env, cwd) == (me.response.status, me.response.body) == (200, '{"user": "probe"}')
 
 
 def test_the_comment_shows_the_same_commands(recorded):

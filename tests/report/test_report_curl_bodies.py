@@ -9,10 +9,9 @@ import base64
 import email.parser
 import email.policy
 import shutil
-import subprocess
 
 import pytest
-from report_fixtures import litmus_run
+from report_fixtures import litmus_run, replay_curl
 
 from litmus.report import findings as fd
 from litmus.results import load_results
@@ -97,15 +96,6 @@ def recorded(tmp_path_factory):
         yield load_results(project / "out" / "results.json"), env, project, target
 
 
-def _replay(command: str, env: dict, cwd) -> tuple[int, str]:
-    first, *notes = command.splitlines()
-    assert all(note.startswith("#") for note in notes)
-    done = subprocess.run(f"{first} -s -o body.out -w '%{{http_code}}'", shell=True, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout), (cwd / "body.out").read_text("utf-8")
-
-
 def _step(result, flow):
     (flow_run,) = [f for f in result.suites[0].flow_runs if f.flow == flow]
     return flow_run, flow_run.steps[0]
@@ -122,7 +112,7 @@ def test_multipart_replays_the_same_parts(recorded):
     assert "[multipart/form-data]" not in command and "--data-raw" not in command
     assert "# run from the repository root" in command
     before = len(target.requests)
-    assert _replay(command, env, cwd) == (step.response.status, step.response.body)
+    assert replay_curl(command, env, cwd) == (step.response.status, step.response.body)
     (by_litmus,), (by_curl,) = _sent(target, "/upload")[:1], _sent(target, "/upload", before)
     assert _parts(by_curl) == _parts(by_litmus)
     assert [p[0] for p in _parts(by_curl)] == ["title", "note", "attachment", "raw"]
@@ -136,7 +126,7 @@ def test_body_file_replays_the_same_bytes(recorded):
     command = fd.step_curl(flow_run, step)
     assert "--data-binary @probes/fixtures/payload.bin" in command.replace("'", "")
     before = len(target.requests)
-    assert _replay(command, env, cwd) == (step.response.status, step.response.body)
+    assert replay_curl(command, env, cwd) == (step.response.status, step.response.body)
     (by_litmus,), (by_curl,) = _sent(target, "/payload")[:1], _sent(target, "/payload", before)
     assert by_curl.method == by_litmus.method == "PUT"
     assert by_curl.body == by_litmus.body == PAYLOAD
@@ -150,7 +140,7 @@ def test_a_followed_redirect_reaches_the_same_final_status(recorded):
     assert "-L --max-redirs 30" in command and "-X" not in command
     before = len(target.requests)
     # The run's POST became a GET at the 302 (as browsers and requests do); so does curl's.
-    assert _replay(command, env, cwd) == (step.response.status, step.response.body) == (200, "landed GET")
+    assert replay_curl(command, env, cwd) == (step.response.status, step.response.body) == (200, "landed GET")
     assert [(r.method, r.path) for r in target.requests[before:]] == [("POST", "/old"), ("GET", "/new")]
 
 
@@ -161,7 +151,7 @@ def test_basic_auth_reads_both_secrets_from_the_environment(recorded):
     assert PASSWORD not in command and USER not in command and "Authorization" not in command
     assert "-u " in command and '"$API_USER"' in command and '"$API_PASS"' in command
     assert step.request.secrets == ["API_USER", "API_PASS"]
-    status, body = _replay(command, env, cwd)
+    status, body = replay_curl(command, env, cwd)
     assert (status, body) == (step.response.status, '{"user": "probe-user"}')  # the record masks the user
     without = {k: v for k, v in env.items() if k != "API_PASS"}
-    assert _replay(command, without, cwd)[0] == 401  # the target checks what curl sent
+    assert replay_curl(command, without, cwd)[0] == 401  # the target checks what curl sent
