@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,8 @@ def describe(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return f"{str(value).lower()}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan (not a number)" if math.isnan(value) else f"{'-' * (value < 0)}.inf (no finite number)"
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
@@ -36,7 +39,8 @@ def is_kind(value: Any, kind: str) -> bool:
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        # YAML's .nan and .inf are floats, but no setting means them: NaN passes every bound check.
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if kind == "boolean":
         return isinstance(value, bool)
     if kind == "mapping":
