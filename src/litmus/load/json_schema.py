@@ -17,6 +17,7 @@ from typing import Any
 from litmus.assertions import all_specs
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.load import suite as rules
+from litmus.model import COOKIE_NAME
 
 SCHEMA_ID = "urn:litmus:probe-suite:1"
 IDENTIFIER = "^[A-Za-z_][A-Za-z0-9_]*$"
@@ -126,6 +127,9 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
         "method": {"enum": methods, "description": "HTTP method (default GET)"},
         "url": {"type": "string", "minLength": 1, "description": "relative to base_url, or absolute"},
         "headers": {"type": "object", "additionalProperties": SCALAR},
+        "cookies": {"type": "object", "additionalProperties": SCALAR,
+                    "propertyNames": {"pattern": f"^{COOKIE_NAME.pattern}$"},
+                    "description": "sent in the one Cookie header, with the flow's session cookies"},
         "query": {"type": "object", "additionalProperties": SCALARS},
         "json": {"description": "JSON body (any value)"},
         "body": {"type": "string", "description": "raw text body"},

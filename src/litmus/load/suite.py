@@ -26,6 +26,8 @@ from litmus.load.fields import Fields, describe
 from litmus.load.source import MAX_DEPTH, Item, SourceError, parse_yaml
 from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
+    COOKIE_NAME,
+    COOKIE_VALUE_REFUSED,
     MISSING,
     Assertion,
     Auth,
@@ -52,11 +54,11 @@ from litmus.trust import Trust
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
               "context", "flows", "setup", "teardown", "serial")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
-REQUEST_KEYS = ("method", "url", "headers", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
+REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
                 "follow_redirects", "stream")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
-DEFAULTS_KEYS = ("headers", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
 MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
@@ -68,7 +70,8 @@ CONVERSATION_KEYS = ("request", "format", "system")
 CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
 # What a conversation step's own `request` may change: the conversation fixes where and how it is sent.
-CONVERSATION_OVERRIDE_KEYS = ("headers", "query", "json", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+CONVERSATION_OVERRIDE_KEYS = ("headers", "cookies", "query", "json", "auth", "delay_ms", "timeout_ms",
+                              "follow_redirects")
 SIMULATE_KEYS = ("persona", "goal", "max_turns")
 # A simulated stretch longer than this is a runaway loop rather than a test (each turn is a simulator call).
 MAX_SIMULATED_TURNS = 50
@@ -572,8 +575,8 @@ class SuiteBuilder:
                                        f"conversation's), not {describe(given)}")
             else:
                 json_value = {**(base.json if isinstance(base.json, dict) else {}), **given}
-        return replace(base, json=json_value, headers=merged.headers, query=merged.query, auth=merged.auth,
-                       delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
+        return replace(base, json=json_value, headers=merged.headers, cookies=merged.cookies, query=merged.query,
+                       auth=merged.auth, delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
                        follow_redirects=merged.follow_redirects, field_pos={**base.field_pos, **f.field_pos})
 
     def request(self, f: Fields, item: Item, base: Request | None, *, is_defaults: bool = False) -> Request:
@@ -581,7 +584,8 @@ class SuiteBuilder:
         values: dict[str, Any] = {}
         field_pos = {}
         if base is not None:
-            values = {"headers": dict(base.headers), "query": dict(base.query), "timeout_ms": base.timeout_ms,
+            values = {"headers": dict(base.headers), "cookies": dict(base.cookies), "query": dict(base.query),
+                      "timeout_ms": base.timeout_ms,
                       "follow_redirects": base.follow_redirects, "auth": base.auth, "delay_ms": base.delay_ms}
             field_pos = dict(base.field_pos)
         if not is_defaults:
@@ -593,9 +597,10 @@ class SuiteBuilder:
             values["method"] = method.upper()
             values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
             values["stream"] = self.stream(f)
-        for name in ("headers", "query"):
+        for name in ("headers", "cookies", "query"):
             given = self.string_map(f, name, allow_lists=name == "query")
             values[name] = {**values.get(name, {}), **given}
+        self.check_cookies(f, values)
         self.at_most_one(f, BODY_KEYS)
         if f.has("json"):
             values["json"] = f.raw("json").plain()
@@ -631,6 +636,26 @@ class SuiteBuilder:
             values["follow_redirects"] = follow
         field_pos.update(f.field_pos)
         return Request(item.pos, field_pos, **values)
+
+    def check_cookies(self, f: Fields, values: dict[str, Any]) -> None:
+        """`cookies` names are cookie names (RFC 6265 tokens), their literal values hold no `;` (which would
+        start another cookie), and they do not come with a Cookie header of the same request."""
+        item = f.raw("cookies")
+        if item is None:
+            if f.has("headers") and any(k.lower() == "cookie" for k in f.raw("headers").plain() or ()):
+                values["cookies"] = {}  # the step's own Cookie header replaces the suite defaults' cookies
+            return
+        if not isinstance(item.value, dict):
+            return
+        for name, value in item.value.items():
+            if not COOKIE_NAME.fullmatch(name):
+                f.error(item.keys[name], f"cookie name {name!r} must be a token: letters, digits and "
+                                         "!#$%&'*+-.^_`|~ (RFC 6265)")
+            elif isinstance(value.value, str) and not TEMPLATE.search(value.value) and \
+                    (bad := COOKIE_VALUE_REFUSED.search(value.value)):
+                f.error(value, f"cookie '{name}' cannot hold {bad.group()!r}: it would end the cookie")
+        if any(k.lower() == "cookie" for k in values["headers"]):
+            f.error(f.item.keys["cookies"], "give 'cookies' or a Cookie header, not both")
 
     def stream(self, f: Fields) -> Stream | None:
         """`stream: openai` (a format name) or `stream: {format, text_path, done}`."""

@@ -24,7 +24,7 @@ from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
 from litmus.identity import conversation_finding_ids, step_finding_ids
-from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
+from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite
 from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
@@ -414,8 +414,9 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
     if request.auth is not None:
         headers["Authorization"], basic_auth = _authorization(request, renderer, env.redactor)
     query = {str(k): _field_value(v) for k, v in renderer.render(request.query).items()}
+    cookies = {name: _cookie_value(name, renderer.render(value)) for name, value in request.cookies.items()}
     out = OutgoingRequest(
-        method=request.method.upper(), url=url, headers=headers, query=query, basic_auth=basic_auth,
+        method=request.method.upper(), url=url, headers=headers, cookies=cookies, query=query, basic_auth=basic_auth,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )
@@ -473,6 +474,15 @@ def _authorization(request, renderer: Renderer, redactor: Redactor) -> tuple[str
     redactor.register(password)
     redactor.register(encoded)
     return f"Basic {encoded}", (username, password)
+
+
+def _cookie_value(name: str, value: Any) -> str:
+    """A rendered cookie value; one that would end the cookie (`;`, a control character) is the step's error,
+    never a second cookie the template's input chose."""
+    text = _text(value)
+    if COOKIE_VALUE_REFUSED.search(text):
+        raise TemplateError(f"cookie '{name}' renders to a value holding ';' or a control character")
+    return text
 
 
 def _text(value: Any) -> str:
@@ -555,7 +565,8 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
     body = describe_body(prepared)
     limit = CONVERSATION_REQUEST_CHARS if conversation_turn else EXCERPT_CHARS
     text, cut = _excerpt(body, limit) if body is not None else (None, False)
-    probe_headers = [name for name in prepared.headers if name.lower() in {k.lower() for k in out.headers}]
+    sent = {k.lower() for k in out.headers} | ({"cookie"} if out.cookies else set())
+    probe_headers = [name for name in prepared.headers if name.lower() in sent]
     if "Content-Type" in prepared.headers and "content-type" not in map(str.lower, probe_headers) \
             and (out.has_json or out.data is not None or out.multipart is not None or out.body_file is not None):
         probe_headers.append("Content-Type")  # computed from json/form: part of what the probe sends

@@ -107,6 +107,8 @@ class OutgoingRequest:
     method: str
     url: str
     headers: dict[str, str] = field(default_factory=dict)
+    # Rendered `cookies:`, merged by requests with the session's jar into the one Cookie header.
+    cookies: dict[str, str] = field(default_factory=dict)
     query: dict[str, Any] = field(default_factory=dict)
     json: Any = None
     has_json: bool = False
@@ -444,7 +446,7 @@ class HttpClient:
                 data = _multipart(out.multipart, opened)
                 headers["Content-Type"] = data.content_type
             request = requests.Request(
-                out.method, out.url, headers=headers, params=out.query,
+                out.method, out.url, headers=headers, params=out.query, cookies=out.cookies,
                 json=out.json if out.has_json else None, data=data,
             )
             prepared = session.prepare_request(request)
