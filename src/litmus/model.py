@@ -55,9 +55,10 @@ class Stream(Node):
 
 @dataclass(frozen=True)
 class Auth(Node):
-    """`auth: {basic: {username, password}}` or `auth: {bearer: TOKEN}`; values may hold templates."""
+    """`auth: {basic: {username, password}}`, `auth: {digest: {username, password}}` (RFC 7616, answered by
+    requests' HTTPDigestAuth) or `auth: {bearer: TOKEN}`; values may hold templates."""
 
-    kind: Literal["basic", "bearer"] = "bearer"
+    kind: Literal["basic", "digest", "bearer"] = "bearer"
     username: str = ""
     password: str = ""
     token: str = ""

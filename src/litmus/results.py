@@ -122,8 +122,8 @@ class FormPart:
 
 
 @dataclass
-class BasicAuth:
-    """`auth: {basic: ...}` as sent: the username, and the password (always masked)."""
+class Credentials:
+    """`auth: {basic: ...}` or `auth: {digest: ...}` as sent: the username, and the password (always masked)."""
 
     username: str
     password: str
@@ -142,11 +142,12 @@ class RequestExcerpt:
     # multipart parts, basic auth).
     secrets: list[str] = field(default_factory=list)
     # What a curl needs that the headers and body text do not say (None in older documents, and when unused):
-    # the file sent as the body (repository-relative), a multipart body's parts, basic-auth credentials, and
+    # the file sent as the body (repository-relative), a multipart body's parts, basic- or digest-auth credentials, and
     # how many redirects the request was to follow (None: it followed none, `follow_redirects: false`).
     body_file: str | None = None
     multipart: list[FormPart] | None = None
-    basic_auth: BasicAuth | None = None
+    basic_auth: Credentials | None = None
+    digest_auth: Credentials | None = None
     max_redirects: int | None = None
 
 
@@ -482,7 +483,8 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (FlowRunResult, "conversation_assertions"): (AssertionOutcome, True),
     (StepResult, "request"): (RequestExcerpt, False),
     (RequestExcerpt, "multipart"): (FormPart, True),
-    (RequestExcerpt, "basic_auth"): (BasicAuth, False),
+    (RequestExcerpt, "basic_auth"): (Credentials, False),
+    (RequestExcerpt, "digest_auth"): (Credentials, False),
     (StepResult, "response"): (ResponseExcerpt, False),
     (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),

@@ -4,9 +4,11 @@ response hash the server computes itself."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
+from requests.utils import parse_dict_header
 
 from support.cli import litmus
 from support.target import Target
@@ -81,3 +83,77 @@ def test_a_wrong_cookie_fails_the_step_and_a_rendered_semicolon_is_the_steps_err
         assert done.returncode == 1
         assert all("admin" not in r.headers.get("Cookie", "") for r in target.requests)
     assert "renders to a value holding ';'" in written(project)
+
+
+PASSWORD = "dig-s3cr3t-pass"
+REALM = "litmus@127.0.0.1"
+
+
+def _digest_gate(algorithm: str, verified: list[str]):
+    """An RFC 7616 server: challenges with qop=auth and `algorithm`, and checks the client's response itself:
+    response = H(H(user:realm:pass) : nonce : nc : cnonce : qop : H(method:uri)) (section 3.4.1)."""
+    hash_name = {"SHA-256": "sha256", "MD5": "md5"}[algorithm]
+    nonce = hashlib.sha256(algorithm.encode()).hexdigest()[:32]
+
+    def h(text: str) -> str:
+        return hashlib.new(hash_name, text.encode()).hexdigest()
+
+    def gate(request):
+        given = request.headers.get("Authorization", "")
+        if given.startswith("Digest "):
+            fields = parse_dict_header(given[len("Digest "):])
+            ha1 = h(f"{fields['username']}:{REALM}:{PASSWORD}")
+            ha2 = h(f"{request.method}:{fields['uri']}")
+            expected = h(f"{ha1}:{nonce}:{fields['nc']}:{fields['cnonce']}:auth:{ha2}")
+            if fields.get("algorithm") == algorithm and fields.get("qop") == "auth" and fields["nonce"] == nonce \
+                    and fields["realm"] == REALM and fields["username"] == "probe" and fields["response"] == expected:
+                verified.append(algorithm)
+                return 200, {"Content-Type": "text/plain"}, b"welcome"
+        challenge = f'Digest realm="{REALM}", qop="auth", nonce="{nonce}", algorithm={algorithm}, opaque="xyz"'
+        return 401, {"WWW-Authenticate": challenge, "Content-Type": "text/plain"}, b"who are you?"
+
+    return gate
+
+
+DIGEST_SUITE = """\
+version: 1
+suite: Digest
+flows:
+  - name: f
+    steps:
+      - name: sha256
+        request: {{url: /sha256, auth: {{digest: {{username: probe, password: "{password}"}}}}}}
+        assertions: [{{type: status_code, expected: 200}}, {{type: body, expected: welcome}}]
+      - name: md5
+        request: {{url: /md5, auth: {{digest: {{username: probe, password: "{password}"}}}}}}
+        assertions: [{{type: status_code, expected: 200}}]
+"""
+
+
+def test_digest_auth_answers_sha256_and_md5_challenges_and_masks_the_password(project):
+    (project / "probes" / "s.yaml").write_text(DIGEST_SUITE.format(password="{{ secrets.DIGEST_PASS }}"))
+    verified: list[str] = []
+    with Target() as target:
+        target.route("/sha256", _digest_gate("SHA-256", verified))
+        target.route("/md5", _digest_gate("MD5", verified))
+        done = litmus(project, "run", "--base-url", target.base_url, "--format", "markdown,html,sarif,junit",
+                      env={"DIGEST_PASS": PASSWORD})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert verified == ["SHA-256", "MD5"]
+    assert PASSWORD not in done.stdout + done.stderr + written(project)
+    sent = results(project)["suites"][0]["flow_runs"][0]["steps"][0]["request"]
+    assert sent["digest_auth"] == {"username": "probe", "password": "***"} and sent["secrets"] == ["DIGEST_PASS"]
+
+
+def test_a_wrong_digest_password_fails_and_the_curl_answers_the_challenge_with_digest(project):
+    (project / "probes" / "s.yaml").write_text(DIGEST_SUITE.format(password="not-the-password"))
+    verified: list[str] = []
+    with Target() as target:
+        target.route("/sha256", _digest_gate("SHA-256", verified))
+        target.route("/md5", _digest_gate("MD5", verified))
+        done = litmus(project, "run", "--base-url", target.base_url, "--format", "markdown")
+        answered = [r for r in target.requests if r.headers.get("Authorization", "").startswith("Digest ")]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verified == [] and len(answered) == 2  # each challenge answered once, refused, not retried
+    report = written(project)
+    assert "--digest -u 'probe:***'" in report and "not-the-password" not in report + done.stdout

@@ -152,8 +152,11 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
         "auth": {"oneOf": [
             _object({"basic": _object({"username": {"type": "string"}, "password": {"type": "string"}},
                                       ("username", "password"))}, ("basic",)),
+            _object({"digest": _object({"username": {"type": "string"}, "password": {"type": "string"}},
+                                       ("username", "password"))}, ("digest",)),
             _object({"bearer": {"type": "string", "minLength": 1}}, ("bearer",)),
-        ], "description": "sets the Authorization header (its credentials are masked in every output)"},
+        ], "description": "sets the Authorization header; digest answers the server's RFC 7616 challenge "
+                          "(the credentials are masked in every output)"},
         "delay_ms": {"type": "number", "minimum": 0, "description": "wait before sending"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},

@@ -56,6 +56,7 @@ SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defau
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
 REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
                 "follow_redirects", "stream")
+AUTH_KINDS = ("basic", "digest", "bearer")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
 DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
@@ -694,25 +695,27 @@ class SuiteBuilder:
 
     def auth(self, f: Fields) -> Auth | None:
         item = f.raw("auth")
-        af = self.fields(item, "'auth'", ("basic", "bearer"))
+        af = self.fields(item, "'auth'", AUTH_KINDS)
         if af is None:
             return None
-        given = [k for k in ("basic", "bearer") if af.has(k)]
+        given = [k for k in AUTH_KINDS if af.has(k)]
         if len(given) != 1:
             if af.ok:
-                af.error(item, f"'auth' needs exactly one of basic, bearer (got {' and '.join(given) or 'none'})")
+                af.error(item, f"'auth' needs exactly one of {', '.join(AUTH_KINDS)} "
+                               f"(got {' and '.join(given) or 'none'})")
             return None
-        if given[0] == "bearer":
+        kind = given[0]
+        if kind == "bearer":
             token = af.take("bearer", "string", default="", nonempty=True)
             return Auth(item.pos, af.field_pos, "bearer", token=token)
-        bf = self.fields(af.raw("basic"), "'auth.basic'", ("username", "password"))
+        bf = self.fields(af.raw(kind), f"'auth.{kind}'", ("username", "password"))
         if bf is None:
             return None
         username = bf.take("username", "string", required=True, default="")
-        if ":" in username and not TEMPLATE.search(username):
+        if kind == "basic" and ":" in username and not TEMPLATE.search(username):
             bf.error(bf.raw("username"), "a basic-auth username cannot contain ':' (RFC 7617)")
         password = bf.take("password", "string", required=True, default="")
-        return Auth(item.pos, {**af.field_pos, **bf.field_pos}, "basic", username=username, password=password)
+        return Auth(item.pos, {**af.field_pos, **bf.field_pos}, kind, username=username, password=password)
 
     def multipart(self, f: Fields) -> tuple[MultipartPart, ...]:
         item = f.raw("multipart")

@@ -457,8 +457,9 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     """A curl that replays the (already redacted) request: the probe's headers only, each secret as
     "$NAME" (its environment variable), `--compressed` when the request accepted gzip, for a flow of
     several steps a cookie jar the steps share, as the flow's session did; redirects followed as the run
-    followed them (`-L --max-redirs N`), basic auth as `-u`, a body_file as `--data-binary @FILE` and a
-    multipart body as its `-F` parts (files named from the repository root, where the command is run).
+    followed them (`-L --max-redirs N`), basic auth as `-u`, digest auth as `--digest -u`, a body_file as
+    `--data-binary @FILE` and a multipart body as its `-F` parts (files named from the repository root, where the
+    command is run).
 
     The request comes from a results.json that may not be ours (`litmus report`, `merge:`), and the
     command is meant to be pasted into a shell: every word from it is single-quoted, a secret name
@@ -471,7 +472,7 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     names = [n for n in names if n.lower() not in _CURL_COMPUTES]
     if request.multipart is not None:  # curl writes the multipart Content-Type with its own boundary
         names = [n for n in names if n.lower() != "content-type"]
-    if request.basic_auth is not None:  # `-u` sends it
+    if request.basic_auth is not None or request.digest_auth is not None:  # `-u` sends it
         names = [n for n in names if n.lower() != "authorization"]
     unnamed = [n for n in names if not _HEADER_NAME.fullmatch(n)]
     variables = _SecretVariables(request.secrets)
@@ -519,6 +520,8 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         argv += ["--data-raw", variables.word(body)]
     if request.basic_auth is not None:
         argv += ["-u", variables.word(f"{request.basic_auth.username}:{request.basic_auth.password}")]
+    elif request.digest_auth is not None:
+        argv += ["--digest", "-u", variables.word(f"{request.digest_auth.username}:{request.digest_auth.password}")]
     command = " ".join(argv)
     notes = variables.notes()
     if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)

@@ -28,7 +28,7 @@ from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenari
 from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
-    BasicAuth,
+    Credentials,
     FlowRunResult,
     FormPart,
     IntentEvaluation,
@@ -410,13 +410,16 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
         base = base_url_of(suite, renderer, env)
         url = base.rstrip("/") + "/" + url.lstrip("/")
     headers = {str(k): _text(v) for k, v in renderer.render(request.headers).items()}
-    basic_auth = None
-    if request.auth is not None:
+    basic_auth = digest_auth = None
+    if request.auth is not None and request.auth.kind == "digest":
+        digest_auth = _credentials(request.auth, renderer, env.redactor)  # requests answers the challenge
+    elif request.auth is not None:
         headers["Authorization"], basic_auth = _authorization(request, renderer, env.redactor)
     query = {str(k): _field_value(v) for k, v in renderer.render(request.query).items()}
     cookies = {name: _cookie_value(name, renderer.render(value)) for name, value in request.cookies.items()}
     out = OutgoingRequest(
         method=request.method.upper(), url=url, headers=headers, cookies=cookies, query=query, basic_auth=basic_auth,
+        digest_auth=digest_auth,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )
@@ -469,11 +472,17 @@ def _authorization(request, renderer: Renderer, redactor: Redactor) -> tuple[str
         token = _text(renderer.render(auth.token))
         redactor.register(token)
         return f"Bearer {token}", None
-    username, password = _text(renderer.render(auth.username)), _text(renderer.render(auth.password))
+    username, password = _credentials(auth, renderer, redactor)
     encoded = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
-    redactor.register(password)
     redactor.register(encoded)
     return f"Basic {encoded}", (username, password)
+
+
+def _credentials(auth, renderer: Renderer, redactor: Redactor) -> tuple[str, str]:
+    """The rendered (username, password) of basic or digest auth; the password is masked in every output."""
+    username, password = _text(renderer.render(auth.username)), _text(renderer.render(auth.password))
+    redactor.register(password)
+    return username, password
 
 
 def _cookie_value(name: str, value: Any) -> str:
@@ -582,16 +591,21 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
     places = [prepared.url, *(headers[name] for name in probe_headers)]
     # In the order a curl writes them: the parts of a multipart body stand for its text.
     places += [text for part in parts for text in _part_texts(part)] if parts is not None else [text or ""]
-    basic_auth, password_secret = None, []
-    if out.basic_auth is not None:
-        username, password = out.basic_auth
-        basic_auth = BasicAuth(username, password)
+    basic_auth = digest_auth = None
+    password_secret = []
+    if (credentials := out.basic_auth or out.digest_auth) is not None:
+        username, password = credentials
+        if out.basic_auth is not None:
+            basic_auth = Credentials(username, password)
+        else:
+            digest_auth = Credentials(username, password)
         places.append(username)
         # The password is masked whole (one `***`), whatever secrets it is made of: named only when it is one.
         password_secret = [name for name, value in secrets.items() if value == password][:1]
     return RequestExcerpt(method=prepared.method, url=prepared.url, headers=headers, body=text, body_truncated=cut,
                           probe_headers=probe_headers, secrets=_secret_order(places, secrets) + password_secret,
                           body_file=step.request.body_file_shown or None, multipart=parts, basic_auth=basic_auth,
+                          digest_auth=digest_auth,
                           max_redirects=MAX_REDIRECTS if out.follow_redirects else None)
 
 

@@ -117,6 +117,8 @@ class OutgoingRequest:
     multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
     # `auth: {basic: ...}` rendered (username, password): sent as the Authorization header, recorded for a curl.
     basic_auth: tuple[str, str] | None = None
+    # `auth: {digest: ...}` rendered (username, password): the answer to the server's challenge (`_DigestAuth`).
+    digest_auth: tuple[str, str] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
@@ -450,6 +452,10 @@ class HttpClient:
                 json=out.json if out.has_json else None, data=data,
             )
             prepared = session.prepare_request(request)
+            if out.digest_auth is not None:
+                # On the prepared request, so its hooks join the session's (given to requests.Request, they
+                # would replace them, the redirect-body hook with them).
+                prepared.prepare_auth(_DigestAuth(*out.digest_auth))
         except BaseException:
             _close_all(opened)
             raise
@@ -523,6 +529,16 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
         exchange = _exchange.get()
         exchange.redirect_read = (resp, _read(resp, exchange))
     return resp
+
+
+class _DigestAuth(requests.auth.HTTPDigestAuth):
+    """requests' RFC 7616 digest auth, reading the challenge's body under the exchange's cap (requests would
+    read it whole before answering). The answer goes to the URL that challenged, which was already checked."""
+
+    def handle_401(self, r: requests.Response, **kwargs: Any) -> requests.Response:
+        if "digest" in r.headers.get("www-authenticate", "").lower():
+            r._content = net.read_capped(r, _exchange.get().max_body_bytes)
+        return super().handle_401(r, **kwargs)
 
 
 def _multipart(parts, opened: list[Any]):

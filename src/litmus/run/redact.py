@@ -115,7 +115,7 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.StepResult: ("error", "extracted", "generated", "graphql_errors", "user"),
     results.RequestExcerpt: ("url", "headers", "body"),
     results.FormPart: ("value", "filename", "content_type"),
-    results.BasicAuth: ("username", "password"),
+    results.Credentials: ("username", "password"),
     results.ResponseExcerpt: ("headers", "body"),
     results.AssertionOutcome: ("reason",),
     results.Mismatch: ("path", "expected", "actual", "reason"),
