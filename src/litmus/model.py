@@ -65,6 +65,17 @@ class Auth(Node):
 
 
 @dataclass(frozen=True)
+class Tls(Node):
+    """`tls:` on a request or in the suite's `defaults` (a request's replaces the suite's whole). The files are
+    resolved at load (inside the repository); a file holding a private key is never tracked by git."""
+
+    verify: bool = True
+    ca_file: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+
+
+@dataclass(frozen=True)
 class MultipartPart(Node):
     """One part of a `multipart` body: a text field (`value`) or a file streamed from disk."""
 
@@ -101,6 +112,7 @@ class Request(Node):
     body_file_shown: str = ""
     graphql: GraphQL | None = None
     auth: Auth | None = None
+    tls: Tls | None = None
     # Waited before the request is first sent (rate-limited targets).
     delay_ms: float = 0
     timeout_ms: float = 30_000

@@ -157,6 +157,14 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
             _object({"bearer": {"type": "string", "minLength": 1}}, ("bearer",)),
         ], "description": "sets the Authorization header; digest answers the server's RFC 7616 challenge "
                           "(the credentials are masked in every output)"},
+        "tls": _object({
+            "verify": {"type": "boolean", "description": "check the server's certificate (default true)"},
+            "ca_file": {"type": "string", "minLength": 1, "description": "the CA certificates to trust (PEM)"},
+            "client_cert": {"type": "string", "minLength": 1, "description": "a client certificate (PEM)"},
+            "client_key": {"type": "string", "minLength": 1,
+                           "description": "its private key: an untracked file, written from a secret"},
+        }, description="TLS options; files relative to the suite, inside the repository; replaces the "
+                       "suite defaults' tls", dependentRequired={"client_key": ["client_cert"]}),
         "delay_ms": {"type": "number", "minimum": 0, "description": "wait before sending"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},

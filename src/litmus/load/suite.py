@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from litmus import files
+from litmus import files, git
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
@@ -46,6 +46,7 @@ from litmus.model import (
     Stream,
     Suite,
     SuiteJudge,
+    Tls,
 )
 from litmus.templating import TEMPLATE
 from litmus.text import did_you_mean, with_article
@@ -54,12 +55,15 @@ from litmus.trust import Trust
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
               "context", "flows", "setup", "teardown", "serial")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
-REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
-                "follow_redirects", "stream")
+REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "tls", "delay_ms",
+                "timeout_ms", "follow_redirects", "stream")
 AUTH_KINDS = ("basic", "digest", "bearer")
+TLS_KEYS = ("verify", "ca_file", "client_cert", "client_key")
+# What marks a PEM file that holds a private key (a client_cert file may hold its key too).
+PRIVATE_KEY_MARK = b"PRIVATE KEY-----"
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
-DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects")
 MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
@@ -586,8 +590,8 @@ class SuiteBuilder:
         field_pos = {}
         if base is not None:
             values = {"headers": dict(base.headers), "cookies": dict(base.cookies), "query": dict(base.query),
-                      "timeout_ms": base.timeout_ms,
-                      "follow_redirects": base.follow_redirects, "auth": base.auth, "delay_ms": base.delay_ms}
+                      "timeout_ms": base.timeout_ms, "follow_redirects": base.follow_redirects, "auth": base.auth,
+                      "tls": base.tls, "delay_ms": base.delay_ms}
             field_pos = dict(base.field_pos)
         if not is_defaults:
             method = f.take("method", "string", default="POST" if f.has("graphql") else "GET")
@@ -626,6 +630,8 @@ class SuiteBuilder:
                 values["headers"].pop(key)
         elif values.get("auth") is not None:
             values["headers"] = {k: v for k, v in values["headers"].items() if k.lower() != "authorization"}
+        if f.has("tls"):
+            values["tls"] = self.tls(f)
         delay = f.take("delay_ms", "number", default=MISSING, minimum=0)
         if delay is not MISSING:
             values["delay_ms"] = delay
@@ -716,6 +722,49 @@ class SuiteBuilder:
             bf.error(bf.raw("username"), "a basic-auth username cannot contain ':' (RFC 7617)")
         password = bf.take("password", "string", required=True, default="")
         return Auth(item.pos, {**af.field_pos, **bf.field_pos}, kind, username=username, password=password)
+
+    def tls(self, f: Fields) -> Tls | None:
+        """`tls: {verify, ca_file, client_cert, client_key}`: the files resolved now; a file holding a private key
+        must be untracked (written from a secret by the workflow) and is refused in an untrusted run."""
+        item = f.raw("tls")
+        self.no_templates(item, "'tls' is read when the suite loads: templates are not rendered in it")
+        tf = self.fields(item, "'tls'", TLS_KEYS)
+        if tf is None:
+            return None
+        verify = tf.take("verify", "boolean", default=True)
+        paths: dict[str, Path | None] = {}
+        for name in ("ca_file", "client_cert", "client_key"):
+            relative = tf.take(name, "string", default=None, nonempty=True)
+            paths[name] = self.tls_file(tf.raw(name), name, relative) if relative is not None else None
+        if not verify and tf.has("ca_file"):
+            tf.error(tf.raw("ca_file"), "'ca_file' has no use with 'verify: false' (nothing is verified)")
+        if tf.has("client_key") and not tf.has("client_cert"):
+            tf.error(tf.raw("client_key"), "'client_key' needs 'client_cert' (the certificate it belongs to)")
+        return Tls(item.pos, tf.field_pos, verify, **paths)
+
+    def tls_file(self, item: Item, name: str, relative: str) -> Path | None:
+        """A `tls` file, resolved (inside the repository, a regular file); a private key in it (`client_key`, or
+        a `client_cert` PEM holding its key) is refused when git tracks the file or the run is untrusted."""
+        path = self.referenced_file(item, relative)
+        if path is None:
+            return None
+        try:
+            content = files.read_bytes(path, MAX_FILE_BYTES, shown=relative, what="TLS files")
+        except files.FileRefused as exc:
+            self.c.error(item.span, str(exc))
+            return None
+        if name == "client_key" or PRIVATE_KEY_MARK in content:
+            what = f"'{relative}' holds a private key"
+            if git.is_tracked(path, self.root):
+                self.c.error(item.span, f"{what} and git tracks it: anyone who can read the repository has it. "
+                                        "Write it from a secret into an untracked file in a workflow step "
+                                        "(see docs/probe-format.md, TLS), and remove it from git and its history")
+                return None
+            if not self.trust.runs_pr_code:
+                self.c.error(item.span, f"{what}: a client key is a credential, which an untrusted run "
+                                        f"({self.trust.reason}) does not use, like a secret outside env-allow")
+                return None
+        return path
 
     def multipart(self, f: Fields) -> tuple[MultipartPart, ...]:
         item = f.raw("multipart")

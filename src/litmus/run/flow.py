@@ -419,7 +419,7 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
     cookies = {name: _cookie_value(name, renderer.render(value)) for name, value in request.cookies.items()}
     out = OutgoingRequest(
         method=request.method.upper(), url=url, headers=headers, cookies=cookies, query=query, basic_auth=basic_auth,
-        digest_auth=digest_auth,
+        digest_auth=digest_auth, tls=request.tls,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )

@@ -46,7 +46,7 @@ from urllib3.util.retry import Retry
 from litmus import net
 from litmus.deadline import Deadline
 from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
-from litmus.model import Stream
+from litmus.model import Stream, Tls
 from litmus.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader
 from litmus.text import clip
@@ -117,6 +117,8 @@ class OutgoingRequest:
     multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
     # `auth: {basic: ...}` rendered (username, password): sent as the Authorization header, recorded for a curl.
     basic_auth: tuple[str, str] | None = None
+    # `tls:` (verify, CA file, client certificate and key), applied through `net.tls_settings`.
+    tls: Tls | None = None
     # `auth: {digest: ...}` rendered (username, password): the answer to the server's challenge (`_DigestAuth`).
     digest_auth: tuple[str, str] | None = None
     timeout_ms: float = 30_000
@@ -469,6 +471,10 @@ class HttpClient:
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
         settings = self._settings(prepared.url)
+        if out.tls is not None:
+            settings = {**settings, **net.tls_settings(verify=out.tls.verify, ca_file=out.tls.ca_file,
+                                                       client_cert=out.tls.client_cert,
+                                                       client_key=out.tls.client_key)}
         exchange = Exchange(out, self.max_body_bytes)
         alarm = self.watchdog.arm(exchange.deadline, exchange.expire)
         token = _exchange.set(exchange)
