@@ -157,3 +157,31 @@ def test_a_wrong_digest_password_fails_and_the_curl_answers_the_challenge_with_d
     assert verified == [] and len(answered) == 2  # each challenge answered once, refused, not retried
     report = written(project)
     assert "--digest -u 'probe:***'" in report and "not-the-password" not in report + done.stdout
+
+
+def test_a_redirect_to_another_origin_carries_neither_the_cookies_nor_a_digest_answer(project):
+    """The attacker's origin (`localhost`, another host than the target's 127.0.0.1) challenges for digest
+    and records what arrives: the probe's secret cookie and a hash of the password must not."""
+    (project / "probes" / "s.yaml").write_text("""\
+version: 1
+suite: Redirected
+flows:
+  - name: f
+    steps:
+      - name: away
+        request:
+          url: /away
+          cookies: {sid: "{{ secrets.SID }}"}
+          auth: {digest: {username: probe, password: "{{ secrets.DIGEST_PASS }}"}}
+        assertions: [{type: status_code, expected: 200}]
+""")
+    verified: list[str] = []
+    with Target() as target, Target() as elsewhere:
+        elsewhere.route("/loot", _digest_gate("SHA-256", verified))
+        target.route("/away", lambda req: (302, {"Location": f"http://localhost:{elsewhere.port}/loot"}, b""))
+        done = litmus(project, "run", "--base-url", target.base_url, "--format", "markdown",
+                      env={"SID": SECRET, "DIGEST_PASS": PASSWORD})
+        assert target.requests[0].headers["Cookie"] == f"sid={SECRET}"
+        arrived = elsewhere.requests
+    assert done.returncode == 1, done.stdout + done.stderr  # the other origin's 401 is the answer
+    assert len(arrived) == 1 and "Cookie" not in arrived[0].headers and "Authorization" not in arrived[0].headers

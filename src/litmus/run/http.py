@@ -450,14 +450,14 @@ class HttpClient:
                 data = _multipart(out.multipart, opened)
                 headers["Content-Type"] = data.content_type
             request = requests.Request(
-                out.method, out.url, headers=headers, params=out.query, cookies=out.cookies,
+                out.method, out.url, headers=headers, params=out.query, cookies=_host_cookies(out),
                 json=out.json if out.has_json else None, data=data,
             )
             prepared = session.prepare_request(request)
             if out.digest_auth is not None:
                 # On the prepared request, so its hooks join the session's (given to requests.Request, they
                 # would replace them, the redirect-body hook with them).
-                prepared.prepare_auth(_DigestAuth(*out.digest_auth))
+                prepared.prepare_auth(_DigestAuth(*out.digest_auth, origin=origin(out.url)))
         except BaseException:
             _close_all(opened)
             raise
@@ -537,11 +537,28 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
     return resp
 
 
+def _host_cookies(out: OutgoingRequest) -> requests.cookies.RequestsCookieJar:
+    """The request's `cookies:` for its own host only: without a domain, requests would send them on to
+    wherever a redirect leads."""
+    jar = requests.cookies.RequestsCookieJar()
+    for name, value in out.cookies.items():
+        jar.set(name, value, domain=urlsplit(out.url).hostname or "", path="/")
+    return jar
+
+
 class _DigestAuth(requests.auth.HTTPDigestAuth):
-    """requests' RFC 7616 digest auth, reading the challenge's body under the exchange's cap (requests would
-    read it whole before answering). The answer goes to the URL that challenged, which was already checked."""
+    """requests' RFC 7616 digest auth, answering only a challenge from the request's own origin (requests
+    would answer one a redirect led to, handing another origin a hash of the password) and reading the
+    challenge's body under the exchange's cap (requests would read it whole). The answer goes to the URL that
+    challenged, which was already checked."""
+
+    def __init__(self, username: str, password: str, *, origin: str | None) -> None:
+        super().__init__(username, password)
+        self.origin = origin
 
     def handle_401(self, r: requests.Response, **kwargs: Any) -> requests.Response:
+        if origin(r.url) != self.origin:
+            return r
         if "digest" in r.headers.get("www-authenticate", "").lower():
             r._content = net.read_capped(r, _exchange.get().max_body_bytes)
         return super().handle_401(r, **kwargs)
