@@ -63,9 +63,23 @@ def test_cookies_are_sent_in_one_header_with_the_session_cookies_and_a_secret_st
         cookie = target.requests[1].headers["Cookie"]
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(cookie.split("; ")) == sorted(["server=from-jar", f"sid={SECRET}", "lang=en"])
-    assert SECRET not in done.stdout + done.stderr + written(project)
+    # The header also holds the server's session cookie: masked whole, as every Cookie header the probe
+    # did not build alone.
+    assert SECRET not in done.stdout + done.stderr + written(project) and "from-jar" not in written(project)
     sent = results(project)["suites"][0]["flow_runs"][0]["steps"][1]["request"]
-    assert "Cookie" in sent["probe_headers"] and "SID" in sent["secrets"]
+    assert "Cookie" in sent["probe_headers"] and sent["headers"]["Cookie"] == "***"
+
+
+def test_a_cookie_header_the_probe_built_alone_keeps_its_shape_with_the_secret_masked(project):
+    (project / "probes" / "s.yaml").write_text(COOKIE_SUITE.format(sid="{{ secrets.SID }}"))
+    with Target() as target:
+        target.route("/login", lambda req: (200, {}, b"ok"))
+        target.route("/gated", lambda req: (418, {}, b"no"))
+        done = litmus(project, "run", "--base-url", target.base_url, "--format", "markdown", env={"SID": SECRET})
+    assert done.returncode == 1
+    sent = results(project)["suites"][0]["flow_runs"][0]["steps"][1]["request"]
+    assert sent["headers"]["Cookie"] == "sid=***; lang=en" and sent["secrets"] == ["SID"]
+    assert """-H 'Cookie: sid='"$SID"'; lang=en'""" in written(project) and SECRET not in written(project)
 
 
 def test_a_wrong_cookie_fails_the_step_and_a_rendered_semicolon_is_the_steps_error(project):

@@ -586,6 +586,8 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
         # A credential header the probe built from a declared secret keeps its shape ("Bearer ***"):
         # the redactor masks the secret, and a curl can put "$NAME" in its place.
         declared = name in probe_headers and any(secret in value for secret in secrets.values())
+        if declared and name.lower() == "cookie":  # only when the probe built all of it: the session's are masked
+            declared = {part.split("=", 1)[0] for part in value.split("; ")} <= set(out.cookies)
         headers[name] = MASK if name.lower() in SENSITIVE_HEADERS and not declared else value
     parts = _form_parts(out)
     places = [prepared.url, *(headers[name] for name in probe_headers)]
