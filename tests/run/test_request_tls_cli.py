@@ -192,6 +192,13 @@ def test_a_private_key_git_tracks_is_refused_saying_how_to_write_it_from_a_secre
     assert "'tls/both.pem' holds a private key and git tracks it" in out
 
 
+def test_an_encrypted_key_is_refused_rather_than_asking_for_its_passphrase(project):
+    tls = project / "probes" / "tls"
+    _openssl(tls, "pkey", "-in", "client.key", "-out", "locked.key", "-aes256", "-passout", "pass:litmus")
+    out = validate_errors(project, "{client_cert: tls/client.pem, client_key: tls/locked.key}")
+    assert "probes/s.yaml:9:58: error: 'tls/locked.key' holds a private key that is encrypted" in out
+
+
 def test_an_untrusted_run_does_not_use_a_client_key_but_may_choose_its_own_verification(project):
     untrusted = Trust(False, "a fork's pull request")
     suite(project, f"          tls: {{{CLIENT}}}\n")

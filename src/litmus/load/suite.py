@@ -59,8 +59,10 @@ REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "aut
                 "timeout_ms", "follow_redirects", "stream")
 AUTH_KINDS = ("basic", "digest", "bearer")
 TLS_KEYS = ("verify", "ca_file", "client_cert", "client_key")
-# What marks a PEM file that holds a private key (a client_cert file may hold its key too).
+# What marks a PEM file that holds a private key (a client_cert file may hold its key too), and one whose key
+# is encrypted: OpenSSL would ask for its passphrase on the terminal, and a local run would wait there.
 PRIVATE_KEY_MARK = b"PRIVATE KEY-----"
+ENCRYPTED_KEY_MARKS = (b"ENCRYPTED PRIVATE KEY-----", b"Proc-Type: 4,ENCRYPTED")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
 DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects")
@@ -759,6 +761,10 @@ class SuiteBuilder:
                 self.c.error(item.span, f"{what} and git tracks it: anyone who can read the repository has it. "
                                         "Write it from a secret into an untracked file in a workflow step "
                                         "(see docs/probe-format.md, TLS), and remove it from git and its history")
+                return None
+            if any(mark in content for mark in ENCRYPTED_KEY_MARKS):
+                self.c.error(item.span, f"{what} that is encrypted: nothing can give its passphrase; write the "
+                                        "key unencrypted from the secret (openssl pkey -in KEY -out FILE)")
                 return None
             if not self.trust.runs_pr_code:
                 self.c.error(item.span, f"{what}: a client key is a credential, which an untrusted run "
