@@ -73,6 +73,8 @@ class Tls(Node):
     ca_file: Path | None = None
     client_cert: Path | None = None
     client_key: Path | None = None
+    # The files repository-relative, by field (what the results and a curl name).
+    shown: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

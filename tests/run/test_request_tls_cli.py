@@ -139,6 +139,9 @@ def test_the_suite_defaults_tls_applies_and_verify_false_passes_without_a_ca_fil
         done = run(project, server)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "InsecureRequestWarning" not in done.stderr
+    sent = json.loads((project / "litmus-report" / "results.json").read_text())
+    assert sent["suites"][0]["flow_runs"][0]["steps"][0]["request"]["tls"] == {
+        "verify": False, "ca_file": None, "client_cert": "probes/tls/client.pem", "client_key": "probes/tls/client.key"}
 
 
 def test_without_the_ca_file_the_step_is_an_error_naming_tls(project, certificates):
@@ -147,6 +150,8 @@ def test_without_the_ca_file_the_step_is_an_error_naming_tls(project, certificat
         done = run(project, server)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "TLS" in step_error(project) and "certificate verify failed" in step_error(project)
+    # The curl reproduction presents the same client certificate (named, never its content).
+    assert "--cert probes/tls/client.pem --key probes/tls/client.key" in written(project)
 
 
 def test_a_request_tls_replaces_the_suite_defaults_and_without_a_client_certificate_it_fails(project, certificates):

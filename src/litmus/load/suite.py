@@ -742,7 +742,8 @@ class SuiteBuilder:
             tf.error(tf.raw("ca_file"), "'ca_file' has no use with 'verify: false' (nothing is verified)")
         if tf.has("client_key") and not tf.has("client_cert"):
             tf.error(tf.raw("client_key"), "'client_key' needs 'client_cert' (the certificate it belongs to)")
-        return Tls(item.pos, tf.field_pos, verify, **paths)
+        shown = {name: self.display(path) for name, path in paths.items() if path is not None}
+        return Tls(item.pos, tf.field_pos, verify, **paths, shown=shown)
 
     def tls_file(self, item: Item, name: str, relative: str) -> Path | None:
         """A `tls` file, resolved (inside the repository, a regular file); a private key in it (`client_key`, or

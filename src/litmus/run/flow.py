@@ -24,7 +24,7 @@ from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
 from litmus.identity import conversation_finding_ids, step_finding_ids
-from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite
+from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite, Tls
 from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
@@ -37,6 +37,7 @@ from litmus.results import (
     StepResult,
     StreamEvent,
     StreamRecord,
+    TlsOptions,
 )
 from litmus.run.conversation import JUDGING_OFF, History, Turn, UnreadableReply, turns
 from litmus.run.extract import NotExtracted, extract
@@ -607,8 +608,15 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
     return RequestExcerpt(method=prepared.method, url=prepared.url, headers=headers, body=text, body_truncated=cut,
                           probe_headers=probe_headers, secrets=_secret_order(places, secrets) + password_secret,
                           body_file=step.request.body_file_shown or None, multipart=parts, basic_auth=basic_auth,
-                          digest_auth=digest_auth,
+                          digest_auth=digest_auth, tls=_tls_options(step.request.tls),
                           max_redirects=MAX_REDIRECTS if out.follow_redirects else None)
+
+
+def _tls_options(tls: Tls | None) -> TlsOptions | None:
+    """The request's `tls:` as the results record it (the files by name, never their content)."""
+    if tls is None:
+        return None
+    return TlsOptions(tls.verify, tls.shown.get("ca_file"), tls.shown.get("client_cert"), tls.shown.get("client_key"))
 
 
 def _form_parts(out: OutgoingRequest) -> list[FormPart] | None:
