@@ -48,6 +48,15 @@ def file_at(root: Path, sha: str, path: str) -> bytes | None:
     return git(root, "cat-file", "blob", f"{sha}:{path}") if _COMMIT.fullmatch(sha) else None
 
 
+def is_tracked(path: Path, root: Path) -> bool:
+    """Whether git tracks the file `path` (inside `root`) in the repository at `root`; False when it does not,
+    when `root` is no repository, or git is unavailable."""
+    if not (root / ".git").exists():
+        return False
+    relative = path.resolve().relative_to(root.resolve()).as_posix()
+    return git(root, "ls-files", "--error-unmatch", "--", f":(literal){relative}") is not None
+
+
 def tracked_names(directory: Path, root: Path) -> frozenset[str]:
     """Names of the files directly in `directory` that git tracks in the repository at `root`; empty when
     the directory does not exist, is in no repository, or git is unavailable."""

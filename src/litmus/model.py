@@ -8,6 +8,7 @@ The model is plain data; the loader (`litmus.load`) builds it, nothing else muta
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,11 @@ OnFailure = Literal["continue", "stop_request", "stop_flow"]
 ExtractionKind = Literal["json_path", "header", "regex", "status"]
 StreamFormat = Literal["sse", "ndjson", "openai", "anthropic"]
 ConversationApi = Literal["openai", "anthropic", "mapping"]
+
+# RFC 6265 section 4.1.1: a cookie name is an RFC 2616 token; a value never holds `;` (which would start
+# another cookie) or a control character. Checked at load for literal values, at run time for rendered ones.
+COOKIE_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+COOKIE_VALUE_REFUSED = re.compile(r"[;\x00-\x1f\x7f]")
 
 # Marks "the field was not given", where None is a legitimate value (e.g. `json: null`).
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
@@ -49,12 +55,26 @@ class Stream(Node):
 
 @dataclass(frozen=True)
 class Auth(Node):
-    """`auth: {basic: {username, password}}` or `auth: {bearer: TOKEN}`; values may hold templates."""
+    """`auth: {basic: {username, password}}`, `auth: {digest: {username, password}}` (RFC 7616, answered by
+    requests' HTTPDigestAuth) or `auth: {bearer: TOKEN}`; values may hold templates."""
 
-    kind: Literal["basic", "bearer"] = "bearer"
+    kind: Literal["basic", "digest", "bearer"] = "bearer"
     username: str = ""
     password: str = ""
     token: str = ""
+
+
+@dataclass(frozen=True)
+class Tls(Node):
+    """`tls:` on a request or in the suite's `defaults` (a request's replaces the suite's whole). The files are
+    resolved at load (inside the repository); a file holding a private key is never tracked by git."""
+
+    verify: bool = True
+    ca_file: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    # The files repository-relative, by field (what the results and a curl name).
+    shown: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +102,8 @@ class Request(Node):
     method: str = "GET"
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    # `cookies: {name: value}`: sent in the one Cookie header, with the flow session's own cookies.
+    cookies: dict[str, str] = field(default_factory=dict)
     query: dict[str, Any] = field(default_factory=dict)
     json: Any = MISSING
     body: str | None = None
@@ -92,6 +114,7 @@ class Request(Node):
     body_file_shown: str = ""
     graphql: GraphQL | None = None
     auth: Auth | None = None
+    tls: Tls | None = None
     # Waited before the request is first sent (rate-limited targets).
     delay_ms: float = 0
     timeout_ms: float = 30_000

@@ -32,8 +32,10 @@ import functools
 import ipaddress
 import re
 import socket
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,7 +45,7 @@ from requests.adapters import HTTPAdapter
 from requests.utils import select_proxy
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError
+from urllib3.exceptions import ConnectTimeoutError, InsecureRequestWarning, NameResolutionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.util.connection import allowed_gai_family
 
@@ -199,6 +201,23 @@ class Session(requests.Session):
 
 # Reads the environment's proxy and CA-bundle settings for every Session (its own settings are empty).
 _ENVIRONMENT = requests.Session()
+
+
+def tls_settings(*, verify: bool, ca_file: Path | None, client_cert: Path | None,
+                 client_key: Path | None) -> dict[str, Any]:
+    """A send's `verify` and `cert` for a probe's `tls:` (replacing the environment's CA bundle when given):
+    `verify=False` checks no certificate, `ca_file` is the only trust anchor, the client certificate (and its
+    key, else the key in the certificate's file) is presented when the server asks. requests keys its
+    connection pools by these, so a connection made with one setting never serves another."""
+    settings: dict[str, Any] = {}
+    if not verify:
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)  # the probe asked, per request
+        settings["verify"] = False
+    elif ca_file is not None:
+        settings["verify"] = str(ca_file)
+    if client_cert is not None:
+        settings["cert"] = (str(client_cert), str(client_key)) if client_key is not None else str(client_cert)
+    return settings
 
 
 def environment_settings(url: str) -> dict[str, Any]:

@@ -110,6 +110,16 @@ class AssertionOutcome:
 
 
 @dataclass
+class TlsOptions:
+    """`tls:` as used: whether the server's certificate was verified, and the files (repository-relative)."""
+
+    verify: bool = True
+    ca_file: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+
+
+@dataclass
 class FormPart:
     """One part of a multipart request body as sent: a text field (`value`, its `content_type` if it had
     one) or a file (`file` repository-relative, the `filename` and `content_type` sent)."""
@@ -122,8 +132,8 @@ class FormPart:
 
 
 @dataclass
-class BasicAuth:
-    """`auth: {basic: ...}` as sent: the username, and the password (always masked)."""
+class Credentials:
+    """`auth: {basic: ...}` or `auth: {digest: ...}` as sent: the username, and the password (always masked)."""
 
     username: str
     password: str
@@ -142,11 +152,14 @@ class RequestExcerpt:
     # multipart parts, basic auth).
     secrets: list[str] = field(default_factory=list)
     # What a curl needs that the headers and body text do not say (None in older documents, and when unused):
-    # the file sent as the body (repository-relative), a multipart body's parts, basic-auth credentials, and
-    # how many redirects the request was to follow (None: it followed none, `follow_redirects: false`).
+    # the file sent as the body (repository-relative), a multipart body's parts, basic- or digest-auth credentials,
+    # the TLS options, and how many redirects the request was to follow (None: it followed none,
+    # `follow_redirects: false`).
     body_file: str | None = None
     multipart: list[FormPart] | None = None
-    basic_auth: BasicAuth | None = None
+    basic_auth: Credentials | None = None
+    digest_auth: Credentials | None = None
+    tls: TlsOptions | None = None
     max_redirects: int | None = None
 
 
@@ -482,7 +495,9 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (FlowRunResult, "conversation_assertions"): (AssertionOutcome, True),
     (StepResult, "request"): (RequestExcerpt, False),
     (RequestExcerpt, "multipart"): (FormPart, True),
-    (RequestExcerpt, "basic_auth"): (BasicAuth, False),
+    (RequestExcerpt, "basic_auth"): (Credentials, False),
+    (RequestExcerpt, "digest_auth"): (Credentials, False),
+    (RequestExcerpt, "tls"): (TlsOptions, False),
     (StepResult, "response"): (ResponseExcerpt, False),
     (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),

@@ -35,7 +35,8 @@ LOADER_ONLY = {
     "invalid_json_schema", "regex_group_missing", "stream_bad_text_path", "body_file_missing", "body_file_outside",
     "multipart_file_missing",
     "unknown_filter", "filter_arity", "unknown_generator", "auth_and_header", "graphql_get",
-    "setup_without_setup", "scenarios_file_column",
+    "setup_without_setup", "scenarios_file_column", "cookies_and_header", "cookies_value_semicolon",
+    "tls_ca_file_missing", "tls_ca_file_without_verify",
     # Conversations: which assertion families judge a transcript, and which body keys hold the history.
     "conversation_deterministic_assertion", "conversation_messages_in_json", "conversation_mapping_without_reply_path",
     "conversation_stream_mismatch", "conversation_tool_results_mapping", "conversation_user_template_later",

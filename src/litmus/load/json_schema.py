@@ -17,6 +17,7 @@ from typing import Any
 from litmus.assertions import all_specs
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.load import suite as rules
+from litmus.model import COOKIE_NAME
 
 SCHEMA_ID = "urn:litmus:probe-suite:1"
 IDENTIFIER = "^[A-Za-z_][A-Za-z0-9_]*$"
@@ -126,6 +127,9 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
         "method": {"enum": methods, "description": "HTTP method (default GET)"},
         "url": {"type": "string", "minLength": 1, "description": "relative to base_url, or absolute"},
         "headers": {"type": "object", "additionalProperties": SCALAR},
+        "cookies": {"type": "object", "additionalProperties": SCALAR,
+                    "propertyNames": {"pattern": f"^{COOKIE_NAME.pattern}$"},
+                    "description": "sent in the one Cookie header, with the flow's session cookies"},
         "query": {"type": "object", "additionalProperties": SCALARS},
         "json": {"description": "JSON body (any value)"},
         "body": {"type": "string", "description": "raw text body"},
@@ -148,8 +152,19 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
         "auth": {"oneOf": [
             _object({"basic": _object({"username": {"type": "string"}, "password": {"type": "string"}},
                                       ("username", "password"))}, ("basic",)),
+            _object({"digest": _object({"username": {"type": "string"}, "password": {"type": "string"}},
+                                       ("username", "password"))}, ("digest",)),
             _object({"bearer": {"type": "string", "minLength": 1}}, ("bearer",)),
-        ], "description": "sets the Authorization header (its credentials are masked in every output)"},
+        ], "description": "sets the Authorization header; digest answers the server's RFC 7616 challenge "
+                          "(the credentials are masked in every output)"},
+        "tls": _object({
+            "verify": {"type": "boolean", "description": "check the server's certificate (default true)"},
+            "ca_file": {"type": "string", "minLength": 1, "description": "the CA certificates to trust (PEM)"},
+            "client_cert": {"type": "string", "minLength": 1, "description": "a client certificate (PEM)"},
+            "client_key": {"type": "string", "minLength": 1,
+                           "description": "its private key: an untracked file, written from a secret"},
+        }, description="TLS options; files relative to the suite, inside the repository; replaces the "
+                       "suite defaults' tls", dependentRequired={"client_key": ["client_cert"]}),
         "delay_ms": {"type": "number", "minimum": 0, "description": "wait before sending"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from litmus import files
+from litmus import files, git
 from litmus.assertions import all_specs, predicates
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
@@ -26,6 +26,8 @@ from litmus.load.fields import Fields, describe
 from litmus.load.source import MAX_DEPTH, Item, SourceError, parse_yaml
 from litmus.load.templates import FileScenarios, Scope, check_templates, variable_sizes
 from litmus.model import (
+    COOKIE_NAME,
+    COOKIE_VALUE_REFUSED,
     MISSING,
     Assertion,
     Auth,
@@ -44,6 +46,7 @@ from litmus.model import (
     Stream,
     Suite,
     SuiteJudge,
+    Tls,
 )
 from litmus.templating import TEMPLATE
 from litmus.text import did_you_mean, with_article
@@ -52,11 +55,17 @@ from litmus.trust import Trust
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
               "context", "flows", "setup", "teardown", "serial")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
-REQUEST_KEYS = ("method", "url", "headers", "query", *BODY_KEYS, "auth", "delay_ms", "timeout_ms",
-                "follow_redirects", "stream")
+REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "tls", "delay_ms",
+                "timeout_ms", "follow_redirects", "stream")
+AUTH_KINDS = ("basic", "digest", "bearer")
+TLS_KEYS = ("verify", "ca_file", "client_cert", "client_key")
+# What marks a PEM file that holds a private key (a client_cert file may hold its key too), and one whose key
+# is encrypted: OpenSSL would ask for its passphrase on the terminal, and a local run would wait there.
+PRIVATE_KEY_MARK = b"PRIVATE KEY-----"
+ENCRYPTED_KEY_MARKS = (b"ENCRYPTED PRIVATE KEY-----", b"Proc-Type: 4,ENCRYPTED")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
-DEFAULTS_KEYS = ("headers", "query", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects")
 MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
@@ -68,7 +77,8 @@ CONVERSATION_KEYS = ("request", "format", "system")
 CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
 # What a conversation step's own `request` may change: the conversation fixes where and how it is sent.
-CONVERSATION_OVERRIDE_KEYS = ("headers", "query", "json", "auth", "delay_ms", "timeout_ms", "follow_redirects")
+CONVERSATION_OVERRIDE_KEYS = ("headers", "cookies", "query", "json", "auth", "delay_ms", "timeout_ms",
+                              "follow_redirects")
 SIMULATE_KEYS = ("persona", "goal", "max_turns")
 # A simulated stretch longer than this is a runaway loop rather than a test (each turn is a simulator call).
 MAX_SIMULATED_TURNS = 50
@@ -572,8 +582,8 @@ class SuiteBuilder:
                                        f"conversation's), not {describe(given)}")
             else:
                 json_value = {**(base.json if isinstance(base.json, dict) else {}), **given}
-        return replace(base, json=json_value, headers=merged.headers, query=merged.query, auth=merged.auth,
-                       delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
+        return replace(base, json=json_value, headers=merged.headers, cookies=merged.cookies, query=merged.query,
+                       auth=merged.auth, delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
                        follow_redirects=merged.follow_redirects, field_pos={**base.field_pos, **f.field_pos})
 
     def request(self, f: Fields, item: Item, base: Request | None, *, is_defaults: bool = False) -> Request:
@@ -581,8 +591,9 @@ class SuiteBuilder:
         values: dict[str, Any] = {}
         field_pos = {}
         if base is not None:
-            values = {"headers": dict(base.headers), "query": dict(base.query), "timeout_ms": base.timeout_ms,
-                      "follow_redirects": base.follow_redirects, "auth": base.auth, "delay_ms": base.delay_ms}
+            values = {"headers": dict(base.headers), "cookies": dict(base.cookies), "query": dict(base.query),
+                      "timeout_ms": base.timeout_ms, "follow_redirects": base.follow_redirects, "auth": base.auth,
+                      "tls": base.tls, "delay_ms": base.delay_ms}
             field_pos = dict(base.field_pos)
         if not is_defaults:
             method = f.take("method", "string", default="POST" if f.has("graphql") else "GET")
@@ -593,9 +604,10 @@ class SuiteBuilder:
             values["method"] = method.upper()
             values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
             values["stream"] = self.stream(f)
-        for name in ("headers", "query"):
+        for name in ("headers", "cookies", "query"):
             given = self.string_map(f, name, allow_lists=name == "query")
             values[name] = {**values.get(name, {}), **given}
+        self.check_cookies(f, values)
         self.at_most_one(f, BODY_KEYS)
         if f.has("json"):
             values["json"] = f.raw("json").plain()
@@ -620,6 +632,8 @@ class SuiteBuilder:
                 values["headers"].pop(key)
         elif values.get("auth") is not None:
             values["headers"] = {k: v for k, v in values["headers"].items() if k.lower() != "authorization"}
+        if f.has("tls"):
+            values["tls"] = self.tls(f)
         delay = f.take("delay_ms", "number", default=MISSING, minimum=0)
         if delay is not MISSING:
             values["delay_ms"] = delay
@@ -631,6 +645,26 @@ class SuiteBuilder:
             values["follow_redirects"] = follow
         field_pos.update(f.field_pos)
         return Request(item.pos, field_pos, **values)
+
+    def check_cookies(self, f: Fields, values: dict[str, Any]) -> None:
+        """`cookies` names are cookie names (RFC 6265 tokens), their literal values hold no `;` (which would
+        start another cookie), and they do not come with a Cookie header of the same request."""
+        item = f.raw("cookies")
+        if item is None:
+            if f.has("headers") and any(k.lower() == "cookie" for k in f.raw("headers").plain() or ()):
+                values["cookies"] = {}  # the step's own Cookie header replaces the suite defaults' cookies
+            return
+        if not isinstance(item.value, dict):
+            return
+        for name, value in item.value.items():
+            if not COOKIE_NAME.fullmatch(name):
+                f.error(item.keys[name], f"cookie name {name!r} must be a token: letters, digits and "
+                                         "!#$%&'*+-.^_`|~ (RFC 6265)")
+            elif isinstance(value.value, str) and not TEMPLATE.search(value.value) and \
+                    (bad := COOKIE_VALUE_REFUSED.search(value.value)):
+                f.error(value, f"cookie '{name}' cannot hold {bad.group()!r}: it would end the cookie")
+        if any(k.lower() == "cookie" for k in values["headers"]):
+            f.error(f.item.keys["cookies"], "give 'cookies' or a Cookie header, not both")
 
     def stream(self, f: Fields) -> Stream | None:
         """`stream: openai` (a format name) or `stream: {format, text_path, done}`."""
@@ -669,25 +703,75 @@ class SuiteBuilder:
 
     def auth(self, f: Fields) -> Auth | None:
         item = f.raw("auth")
-        af = self.fields(item, "'auth'", ("basic", "bearer"))
+        af = self.fields(item, "'auth'", AUTH_KINDS)
         if af is None:
             return None
-        given = [k for k in ("basic", "bearer") if af.has(k)]
+        given = [k for k in AUTH_KINDS if af.has(k)]
         if len(given) != 1:
             if af.ok:
-                af.error(item, f"'auth' needs exactly one of basic, bearer (got {' and '.join(given) or 'none'})")
+                af.error(item, f"'auth' needs exactly one of {', '.join(AUTH_KINDS)} "
+                               f"(got {' and '.join(given) or 'none'})")
             return None
-        if given[0] == "bearer":
+        kind = given[0]
+        if kind == "bearer":
             token = af.take("bearer", "string", default="", nonempty=True)
             return Auth(item.pos, af.field_pos, "bearer", token=token)
-        bf = self.fields(af.raw("basic"), "'auth.basic'", ("username", "password"))
+        bf = self.fields(af.raw(kind), f"'auth.{kind}'", ("username", "password"))
         if bf is None:
             return None
         username = bf.take("username", "string", required=True, default="")
-        if ":" in username and not TEMPLATE.search(username):
+        if kind == "basic" and ":" in username and not TEMPLATE.search(username):
             bf.error(bf.raw("username"), "a basic-auth username cannot contain ':' (RFC 7617)")
         password = bf.take("password", "string", required=True, default="")
-        return Auth(item.pos, {**af.field_pos, **bf.field_pos}, "basic", username=username, password=password)
+        return Auth(item.pos, {**af.field_pos, **bf.field_pos}, kind, username=username, password=password)
+
+    def tls(self, f: Fields) -> Tls | None:
+        """`tls: {verify, ca_file, client_cert, client_key}`: the files resolved now; a file holding a private key
+        must be untracked (written from a secret by the workflow) and is refused in an untrusted run."""
+        item = f.raw("tls")
+        self.no_templates(item, "'tls' is read when the suite loads: templates are not rendered in it")
+        tf = self.fields(item, "'tls'", TLS_KEYS)
+        if tf is None:
+            return None
+        verify = tf.take("verify", "boolean", default=True)
+        paths: dict[str, Path | None] = {}
+        for name in ("ca_file", "client_cert", "client_key"):
+            relative = tf.take(name, "string", default=None, nonempty=True)
+            paths[name] = self.tls_file(tf.raw(name), name, relative) if relative is not None else None
+        if not verify and tf.has("ca_file"):
+            tf.error(tf.raw("ca_file"), "'ca_file' has no use with 'verify: false' (nothing is verified)")
+        if tf.has("client_key") and not tf.has("client_cert"):
+            tf.error(tf.raw("client_key"), "'client_key' needs 'client_cert' (the certificate it belongs to)")
+        shown = {name: self.display(path) for name, path in paths.items() if path is not None}
+        return Tls(item.pos, tf.field_pos, verify, **paths, shown=shown)
+
+    def tls_file(self, item: Item, name: str, relative: str) -> Path | None:
+        """A `tls` file, resolved (inside the repository, a regular file); a private key in it (`client_key`, or
+        a `client_cert` PEM holding its key) is refused when git tracks the file or the run is untrusted."""
+        path = self.referenced_file(item, relative)
+        if path is None:
+            return None
+        try:
+            content = files.read_bytes(path, MAX_FILE_BYTES, shown=relative, what="TLS files")
+        except files.FileRefused as exc:
+            self.c.error(item.span, str(exc))
+            return None
+        if name == "client_key" or PRIVATE_KEY_MARK in content:
+            what = f"'{relative}' holds a private key"
+            if git.is_tracked(path, self.root):
+                self.c.error(item.span, f"{what} and git tracks it: anyone who can read the repository has it. "
+                                        "Write it from a secret into an untracked file in a workflow step "
+                                        "(see docs/probe-format.md, TLS), and remove it from git and its history")
+                return None
+            if any(mark in content for mark in ENCRYPTED_KEY_MARKS):
+                self.c.error(item.span, f"{what} that is encrypted: nothing can give its passphrase; write the "
+                                        "key unencrypted from the secret (openssl pkey -in KEY -out FILE)")
+                return None
+            if not self.trust.runs_pr_code:
+                self.c.error(item.span, f"{what}: a client key is a credential, which an untrusted run "
+                                        f"({self.trust.reason}) does not use, like a secret outside env-allow")
+                return None
+        return path
 
     def multipart(self, f: Fields) -> tuple[MultipartPart, ...]:
         item = f.raw("multipart")

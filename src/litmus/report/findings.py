@@ -37,6 +37,7 @@ from litmus.results import (
     RunResult,
     StepResult,
     SuiteResult,
+    TlsOptions,
 )
 from litmus.text import clip, count, noun_for
 
@@ -457,8 +458,9 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     """A curl that replays the (already redacted) request: the probe's headers only, each secret as
     "$NAME" (its environment variable), `--compressed` when the request accepted gzip, for a flow of
     several steps a cookie jar the steps share, as the flow's session did; redirects followed as the run
-    followed them (`-L --max-redirs N`), basic auth as `-u`, a body_file as `--data-binary @FILE` and a
-    multipart body as its `-F` parts (files named from the repository root, where the command is run).
+    followed them (`-L --max-redirs N`), basic auth as `-u`, digest auth as `--digest -u`, a body_file as
+    `--data-binary @FILE` and a multipart body as its `-F` parts (files named from the repository root, where the
+    command is run).
 
     The request comes from a results.json that may not be ours (`litmus report`, `merge:`), and the
     command is meant to be pasted into a shell: every word from it is single-quoted, a secret name
@@ -471,7 +473,7 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
     names = [n for n in names if n.lower() not in _CURL_COMPUTES]
     if request.multipart is not None:  # curl writes the multipart Content-Type with its own boundary
         names = [n for n in names if n.lower() != "content-type"]
-    if request.basic_auth is not None:  # `-u` sends it
+    if request.basic_auth is not None or request.digest_auth is not None:  # `-u` sends it
         names = [n for n in names if n.lower() != "authorization"]
     unnamed = [n for n in names if not _HEADER_NAME.fullmatch(n)]
     variables = _SecretVariables(request.secrets)
@@ -517,8 +519,12 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
         if body_limit is not None and len(body) > body_limit:
             body, shortened = clip(body, body_limit), True
         argv += ["--data-raw", variables.word(body)]
+    if request.tls is not None:
+        argv += _tls_arguments(request.tls, variables, unsendable)
     if request.basic_auth is not None:
         argv += ["-u", variables.word(f"{request.basic_auth.username}:{request.basic_auth.password}")]
+    elif request.digest_auth is not None:
+        argv += ["--digest", "-u", variables.word(f"{request.digest_auth.username}:{request.digest_auth.password}")]
     command = " ".join(argv)
     notes = variables.notes()
     if MASK in command:  # a mask no secret name stands behind (a credential header, an extracted token)
@@ -528,7 +534,8 @@ def curl_command(request: RequestExcerpt, body_limit: int | None = None, step_in
                      f"{_comment_text(', '.join(unnamed))}")
     if unsendable:
         notes.append(f"# left out, as curl cannot send them as recorded: {_comment_text(', '.join(unsendable))}")
-    if request.body_file is not None or any(p.file is not None for p in request.multipart or ()):
+    if request.body_file is not None or any(p.file is not None for p in request.multipart or ()) or \
+            (request.tls is not None and (request.tls.ca_file or request.tls.client_cert)):
         notes.append("# run from the repository root: the file path is relative to it")
     if shortened:
         notes.append("# body shortened in the results: see report.html / results.json")
@@ -544,6 +551,17 @@ def step_curl(flow_run: FlowRunResult, step: StepResult, body_limit: int | None 
         return None
     index = next(i for i, s in enumerate(flow_run.steps) if s is step)
     return curl_command(step.request, body_limit, index, len(flow_run.steps))
+
+
+def _tls_arguments(tls: TlsOptions, variables: _SecretVariables, unsendable: list[str]) -> list[str]:
+    """`-k`, `--cacert`, `--cert`, `--key` for the request's `tls:` (files named from the repository root)."""
+    argv = [] if tls.verify else ["-k"]
+    for option, path in (("--cacert", tls.ca_file), ("--cert", tls.client_cert), ("--key", tls.client_key)):
+        if path is not None and _repository_path(path):
+            argv += [option, variables.word(path)]
+        elif path is not None:
+            unsendable.append(f"the TLS file of {option}")
+    return argv
 
 
 def _form_argument(part: FormPart, variables: _SecretVariables) -> list[str] | None:

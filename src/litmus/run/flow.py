@@ -24,11 +24,11 @@ from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
 from litmus.deadline import Deadline
 from litmus.identity import conversation_finding_ids, step_finding_ids
-from litmus.model import MISSING, Assertion, Flow, Scenario, Step, Suite
+from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite, Tls
 from litmus.response import Response
 from litmus.results import (
     AssertionOutcome,
-    BasicAuth,
+    Credentials,
     FlowRunResult,
     FormPart,
     IntentEvaluation,
@@ -37,6 +37,7 @@ from litmus.results import (
     StepResult,
     StreamEvent,
     StreamRecord,
+    TlsOptions,
 )
 from litmus.run.conversation import JUDGING_OFF, History, Turn, UnreadableReply, turns
 from litmus.run.extract import NotExtracted, extract
@@ -410,12 +411,16 @@ def _render_request(step: Step, suite: Suite, renderer: Renderer, env: RunEnviro
         base = base_url_of(suite, renderer, env)
         url = base.rstrip("/") + "/" + url.lstrip("/")
     headers = {str(k): _text(v) for k, v in renderer.render(request.headers).items()}
-    basic_auth = None
-    if request.auth is not None:
+    basic_auth = digest_auth = None
+    if request.auth is not None and request.auth.kind == "digest":
+        digest_auth = _credentials(request.auth, renderer, env.redactor)  # requests answers the challenge
+    elif request.auth is not None:
         headers["Authorization"], basic_auth = _authorization(request, renderer, env.redactor)
     query = {str(k): _field_value(v) for k, v in renderer.render(request.query).items()}
+    cookies = {name: _cookie_value(name, renderer.render(value)) for name, value in request.cookies.items()}
     out = OutgoingRequest(
-        method=request.method.upper(), url=url, headers=headers, query=query, basic_auth=basic_auth,
+        method=request.method.upper(), url=url, headers=headers, cookies=cookies, query=query, basic_auth=basic_auth,
+        digest_auth=digest_auth, tls=request.tls,
         timeout_ms=request.timeout_ms if "timeout_ms" in request.field_pos else env.timeout_ms,
         follow_redirects=request.follow_redirects, stream=request.stream,
     )
@@ -468,11 +473,26 @@ def _authorization(request, renderer: Renderer, redactor: Redactor) -> tuple[str
         token = _text(renderer.render(auth.token))
         redactor.register(token)
         return f"Bearer {token}", None
-    username, password = _text(renderer.render(auth.username)), _text(renderer.render(auth.password))
+    username, password = _credentials(auth, renderer, redactor)
     encoded = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
-    redactor.register(password)
     redactor.register(encoded)
     return f"Basic {encoded}", (username, password)
+
+
+def _credentials(auth, renderer: Renderer, redactor: Redactor) -> tuple[str, str]:
+    """The rendered (username, password) of basic or digest auth; the password is masked in every output."""
+    username, password = _text(renderer.render(auth.username)), _text(renderer.render(auth.password))
+    redactor.register(password)
+    return username, password
+
+
+def _cookie_value(name: str, value: Any) -> str:
+    """A rendered cookie value; one that would end the cookie (`;`, a control character) is the step's error,
+    never a second cookie the template's input chose."""
+    text = _text(value)
+    if COOKIE_VALUE_REFUSED.search(text):
+        raise TemplateError(f"cookie '{name}' renders to a value holding ';' or a control character")
+    return text
 
 
 def _text(value: Any) -> str:
@@ -555,7 +575,8 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
     body = describe_body(prepared)
     limit = CONVERSATION_REQUEST_CHARS if conversation_turn else EXCERPT_CHARS
     text, cut = _excerpt(body, limit) if body is not None else (None, False)
-    probe_headers = [name for name in prepared.headers if name.lower() in {k.lower() for k in out.headers}]
+    sent = {k.lower() for k in out.headers} | ({"cookie"} if out.cookies else set())
+    probe_headers = [name for name in prepared.headers if name.lower() in sent]
     if "Content-Type" in prepared.headers and "content-type" not in map(str.lower, probe_headers) \
             and (out.has_json or out.data is not None or out.multipart is not None or out.body_file is not None):
         probe_headers.append("Content-Type")  # computed from json/form: part of what the probe sends
@@ -566,22 +587,36 @@ def _request_excerpt(prepared, out: OutgoingRequest, step: Step, env: RunEnviron
         # A credential header the probe built from a declared secret keeps its shape ("Bearer ***"):
         # the redactor masks the secret, and a curl can put "$NAME" in its place.
         declared = name in probe_headers and any(secret in value for secret in secrets.values())
+        if declared and name.lower() == "cookie":  # only when the probe built all of it: the session's are masked
+            declared = {part.split("=", 1)[0] for part in value.split("; ")} <= set(out.cookies)
         headers[name] = MASK if name.lower() in SENSITIVE_HEADERS and not declared else value
     parts = _form_parts(out)
     places = [prepared.url, *(headers[name] for name in probe_headers)]
     # In the order a curl writes them: the parts of a multipart body stand for its text.
     places += [text for part in parts for text in _part_texts(part)] if parts is not None else [text or ""]
-    basic_auth, password_secret = None, []
-    if out.basic_auth is not None:
-        username, password = out.basic_auth
-        basic_auth = BasicAuth(username, password)
+    basic_auth = digest_auth = None
+    password_secret = []
+    if (credentials := out.basic_auth or out.digest_auth) is not None:
+        username, password = credentials
+        if out.basic_auth is not None:
+            basic_auth = Credentials(username, password)
+        else:
+            digest_auth = Credentials(username, password)
         places.append(username)
         # The password is masked whole (one `***`), whatever secrets it is made of: named only when it is one.
         password_secret = [name for name, value in secrets.items() if value == password][:1]
     return RequestExcerpt(method=prepared.method, url=prepared.url, headers=headers, body=text, body_truncated=cut,
                           probe_headers=probe_headers, secrets=_secret_order(places, secrets) + password_secret,
                           body_file=step.request.body_file_shown or None, multipart=parts, basic_auth=basic_auth,
+                          digest_auth=digest_auth, tls=_tls_options(step.request.tls),
                           max_redirects=MAX_REDIRECTS if out.follow_redirects else None)
+
+
+def _tls_options(tls: Tls | None) -> TlsOptions | None:
+    """The request's `tls:` as the results record it (the files by name, never their content)."""
+    if tls is None:
+        return None
+    return TlsOptions(tls.verify, tls.shown.get("ca_file"), tls.shown.get("client_cert"), tls.shown.get("client_key"))
 
 
 def _form_parts(out: OutgoingRequest) -> list[FormPart] | None:

@@ -46,7 +46,7 @@ from urllib3.util.retry import Retry
 from litmus import net
 from litmus.deadline import Deadline
 from litmus.files import MAX_REQUEST_FILE_BYTES, open_file
-from litmus.model import Stream
+from litmus.model import Stream, Tls
 from litmus.response import Redirect, Response
 from litmus.run.stream import StreamError, StreamReader
 from litmus.text import clip
@@ -107,6 +107,8 @@ class OutgoingRequest:
     method: str
     url: str
     headers: dict[str, str] = field(default_factory=dict)
+    # Rendered `cookies:`, merged by requests with the session's jar into the one Cookie header.
+    cookies: dict[str, str] = field(default_factory=dict)
     query: dict[str, Any] = field(default_factory=dict)
     json: Any = None
     has_json: bool = False
@@ -115,6 +117,10 @@ class OutgoingRequest:
     multipart: list[tuple[str, FilePart | tuple[str, str | None]]] | None = None
     # `auth: {basic: ...}` rendered (username, password): sent as the Authorization header, recorded for a curl.
     basic_auth: tuple[str, str] | None = None
+    # `tls:` (verify, CA file, client certificate and key), applied through `net.tls_settings`.
+    tls: Tls | None = None
+    # `auth: {digest: ...}` rendered (username, password): the answer to the server's challenge (`_DigestAuth`).
+    digest_auth: tuple[str, str] | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
@@ -444,10 +450,14 @@ class HttpClient:
                 data = _multipart(out.multipart, opened)
                 headers["Content-Type"] = data.content_type
             request = requests.Request(
-                out.method, out.url, headers=headers, params=out.query,
+                out.method, out.url, headers=headers, params=out.query, cookies=_host_cookies(out),
                 json=out.json if out.has_json else None, data=data,
             )
             prepared = session.prepare_request(request)
+            if out.digest_auth is not None:
+                # On the prepared request, so its hooks join the session's (given to requests.Request, they
+                # would replace them, the redirect-body hook with them).
+                prepared.prepare_auth(_DigestAuth(*out.digest_auth, origin=origin(out.url)))
         except BaseException:
             _close_all(opened)
             raise
@@ -461,6 +471,10 @@ class HttpClient:
     def send(self, session: requests.Session, prepared: requests.PreparedRequest, out: OutgoingRequest) -> Response:
         timeout_s = out.timeout_ms / 1000
         settings = self._settings(prepared.url)
+        if out.tls is not None:
+            settings = {**settings, **net.tls_settings(verify=out.tls.verify, ca_file=out.tls.ca_file,
+                                                       client_cert=out.tls.client_cert,
+                                                       client_key=out.tls.client_key)}
         exchange = Exchange(out, self.max_body_bytes)
         alarm = self.watchdog.arm(exchange.deadline, exchange.expire)
         token = _exchange.set(exchange)
@@ -521,6 +535,33 @@ def _read_redirect_body(resp: requests.Response, **kwargs: Any) -> requests.Resp
         exchange = _exchange.get()
         exchange.redirect_read = (resp, _read(resp, exchange))
     return resp
+
+
+def _host_cookies(out: OutgoingRequest) -> requests.cookies.RequestsCookieJar:
+    """The request's `cookies:` for its own host only: without a domain, requests would send them on to
+    wherever a redirect leads."""
+    jar = requests.cookies.RequestsCookieJar()
+    for name, value in out.cookies.items():
+        jar.set(name, value, domain=urlsplit(out.url).hostname or "", path="/")
+    return jar
+
+
+class _DigestAuth(requests.auth.HTTPDigestAuth):
+    """requests' RFC 7616 digest auth, answering only a challenge from the request's own origin (requests
+    would answer one a redirect led to, handing another origin a hash of the password) and reading the
+    challenge's body under the exchange's cap (requests would read it whole). The answer goes to the URL that
+    challenged, which was already checked."""
+
+    def __init__(self, username: str, password: str, *, origin: str | None) -> None:
+        super().__init__(username, password)
+        self.origin = origin
+
+    def handle_401(self, r: requests.Response, **kwargs: Any) -> requests.Response:
+        if origin(r.url) != self.origin:
+            return r
+        if "digest" in r.headers.get("www-authenticate", "").lower():
+            r._content = net.read_capped(r, _exchange.get().max_body_bytes)
+        return super().handle_401(r, **kwargs)
 
 
 def _multipart(parts, opened: list[Any]):

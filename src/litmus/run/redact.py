@@ -95,6 +95,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.RequestExcerpt: ("method", "body_truncated", "probe_headers", "secrets", "body_file", "max_redirects"),
     # A part's name and file path come from the probe, like suite and file names.
     results.FormPart: ("name", "file"),
+    results.TlsOptions: ("verify", "ca_file", "client_cert", "client_key"),
     results.Redirect: ("status", "dropped_headers", "body_dropped"),
     results.StreamRecord: ("format", "events_count", "first_byte_ms", "first_event_ms", "done", "text_truncated"),
     results.JudgeRecord: ("escalated",),
@@ -115,7 +116,7 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.StepResult: ("error", "extracted", "generated", "graphql_errors", "user"),
     results.RequestExcerpt: ("url", "headers", "body"),
     results.FormPart: ("value", "filename", "content_type"),
-    results.BasicAuth: ("username", "password"),
+    results.Credentials: ("username", "password"),
     results.ResponseExcerpt: ("headers", "body"),
     results.AssertionOutcome: ("reason",),
     results.Mismatch: ("path", "expected", "actual", "reason"),
