@@ -80,6 +80,8 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"type": "array", "items": numeric, "minItems": 2, "maxItems": 2}
     elif kind == "options":
         schema = {"anyOf": [{"type": "array"}, TEMPLATED]}
+    elif kind == "nonempty_options":
+        schema = {"anyOf": [{"type": "array", "minItems": 1}, TEMPLATED]}
     elif kind == "tolerance":
         numeric = {"anyOf": [{"type": "number", "minimum": 0}, TEMPLATED]}
         schema = {"anyOf": [numeric, _object({"abs": numeric}, ("abs",)), _object({"rel": numeric}, ("rel",))]}

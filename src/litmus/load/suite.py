@@ -1078,7 +1078,7 @@ class SuiteBuilder:
             f.error(f.item.keys[given[1]], f"give at most one of {', '.join(names)} (got {' and '.join(given)})")
 
 
-OPERAND_KINDS = ("numeric", "count", "range", "options", "tolerance")
+OPERAND_KINDS = ("numeric", "count", "range", "options", "nonempty_options", "tolerance")
 
 
 def operand_problem(kind: str, value: Any) -> str | None:
@@ -1092,6 +1092,8 @@ def operand_problem(kind: str, value: Any) -> str | None:
         return None if whole else "a whole number 0 or more (or a template giving one)"
     if kind == "options":
         return None if isinstance(value, list) else "a list (or a template giving one)"
+    if kind == "nonempty_options":
+        return None if isinstance(value, list) and value else "a non-empty list (or a template giving one)"
     if kind == "tolerance":
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("abs", "rel"):
             return operand_problem("numeric", next(iter(value.values())))
