@@ -184,8 +184,13 @@ def _extraction() -> dict[str, Any]:
         _object({"regex": {"type": "string", "minLength": 1},
                  "group": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}}, ("regex",)),
         _object({"status": {"const": True}}, ("status",)),
+        _object({"xpath": {"type": "string", "minLength": 1}}, ("xpath",)),
+        _object({"cookie": {"type": "string", "minLength": 1}}, ("cookie",)),
+        _object({"url": {"const": True}}, ("url",)),
+        _object({"redirects": {"const": True}}, ("redirects",)),
     ]
-    return {"oneOf": shapes, "description": "exactly one of json_path, header, regex (+ group), status: true"}
+    return {"oneOf": shapes, "description": "exactly one of json_path, header, regex (+ group), status: true, "
+                                            "xpath, cookie, url: true, redirects: true"}
 
 
 def build_schema() -> dict[str, Any]:
