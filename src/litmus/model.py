@@ -16,7 +16,7 @@ from typing import Any, Literal
 from litmus.errors import Position
 
 OnFailure = Literal["continue", "stop_request", "stop_flow"]
-ExtractionKind = Literal["json_path", "header", "regex", "status"]
+ExtractionKind = Literal["json_path", "header", "regex", "status", "xpath", "cookie", "url", "redirects"]
 StreamFormat = Literal["sse", "ndjson", "openai", "anthropic"]
 ConversationApi = Literal["openai", "anthropic", "mapping"]
 
@@ -126,7 +126,7 @@ class Request(Node):
 class Extraction(Node):
     name: str = ""
     kind: ExtractionKind = "json_path"
-    # The JSONPath, header name or regex; empty for `status`.
+    # The JSONPath, header name, regex, XPath or cookie name; empty for `status`, `url` and `redirects`.
     expr: str = ""
     group: int | str = 0
 

@@ -41,6 +41,9 @@ class Response:
     body: bytes
     # From sending the request until the body was read (or the size cap was hit).
     elapsed_ms: float
+    # From sending the request until the first byte of the response (its status line) arrived; None
+    # for a response not read from the wire.
+    first_byte_ms: float | None = None
     # The body was cut at the size cap.
     truncated: bool = False
     url: str = ""

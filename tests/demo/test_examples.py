@@ -10,6 +10,7 @@ from litmus.assertions import REGISTRY, spec
 from litmus.assertions import predicates as predicate_set
 from litmus.demo.target import DEMO_ENVIRONMENT
 from litmus.load import load_suites
+from litmus.load.suite import EXTRACTION_KINDS
 from litmus.templating import references
 from support.cli import litmus
 
@@ -46,7 +47,7 @@ def test_every_assertion_type_and_extraction_kind_is_used(suites):
     assertions = [a for step in steps for a in step.assertions]
     # The conversation types judge a whole transcript (conversation_assertions), never a step's response.
     assert {a.type for a in assertions} == {name for name in REGISTRY if spec(name).family != "conversation"}
-    assert {e.kind for step in steps for e in step.extract} == {"json_path", "header", "regex", "status"}
+    assert {e.kind for step in steps for e in step.extract} == set(EXTRACTION_KINDS)
     assert {a.on_failure for a in assertions} == {"continue", "stop_request", "stop_flow"}
     assert any(e.kind == "regex" and e.group == 1 for step in steps for e in step.extract)
     schemas = [a.params for a in assertions if a.type == "schema"]

@@ -33,7 +33,7 @@ LOADER_ONLY = {
     "invalid_template_name", "jsonpath_with_template", "extract_match_unknown_variable", "data_file_escape",
     "data_file_missing", "data_file_absolute", "schema_file_missing", "invalid_regex", "invalid_jsonpath",
     "invalid_json_schema", "regex_group_missing", "stream_bad_text_path", "body_file_missing", "body_file_outside",
-    "multipart_file_missing",
+    "multipart_file_missing", "extract_xpath_invalid",
     "unknown_filter", "filter_arity", "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column", "cookies_and_header", "cookies_value_semicolon",
     "tls_ca_file_missing", "tls_ca_file_without_verify",

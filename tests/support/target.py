@@ -83,8 +83,8 @@ class Target(LocalServer):
         self.route(path, lambda req: (status, {"Content-Type": content_type}, body))
 
     def fault(self, path: str, kind: str) -> None:
-        """kind: reset_mid_headers, reset_mid_body, trickle, trickle_slow, endless, gzip_bomb, redirect_loop,
-        http10_close, close_no_response."""
+        """kind: reset_mid_headers, reset_mid_body, trickle, trickle_slow, late_body, endless, gzip_bomb,
+        redirect_loop, http10_close, close_no_response."""
         self.routes[path] = kind
 
     # -- serving
@@ -127,6 +127,14 @@ class Target(LocalServer):
                 time.sleep(interval)
         except OSError:
             pass
+        h.close_connection = True
+
+    def _fault_late_body(self, h) -> None:
+        """The status line and headers at once, the body one second later (time to first byte vs. the end)."""
+        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\n")
+        h.wfile.flush()
+        time.sleep(1.0)
+        h.wfile.write(b"done")
         h.close_connection = True
 
     def _fault_trickle_slow(self, h) -> None:

@@ -24,6 +24,8 @@ REGISTRY: dict[str, str] = {
     "cookie": "litmus.assertions.cookie",
     "body": "litmus.assertions.body",
     "xpath": "litmus.assertions.xpath",
+    "url": "litmus.assertions.url",
+    "redirects": "litmus.assertions.redirects",
     "python": "litmus.assertions.python",
     "tool_calls": "litmus.assertions.tool_calls",
     # The judged types that differ only in data: one row each in litmus.assertions.judged, listed by family.

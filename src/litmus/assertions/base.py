@@ -36,6 +36,7 @@ Family = Literal["deterministic", "qualitative", "scenario", "conversation"]
 #   count      an integer >= 0, or a string holding a template
 #   range      [low, high]: two numerics, low <= high
 #   options    a list, or a string that is one template (giving a list at run time)
+#   nonempty_options  as options, with at least one item
 #   tolerance  a numeric (relative), or {abs: numeric} / {rel: numeric}
 #   xpath      an XPath 1.0 expression compiled with lxml
 #   function   `path/to/file.py:name`, the file relative to the suite file, defining `name`
@@ -46,7 +47,7 @@ Family = Literal["deterministic", "qualitative", "scenario", "conversation"]
 FieldKind = Literal[
     "string", "number", "integer", "boolean", "any", "list", "regex", "jsonpath",
     "json_schema", "file", "status", "variable", "choice", "numeric", "count", "range", "options",
-    "tolerance", "xpath", "function", "mapping", "calls", "tool_definitions",
+    "nonempty_options", "tolerance", "xpath", "function", "mapping", "calls", "tool_definitions",
 ]
 
 

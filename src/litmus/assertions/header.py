@@ -15,7 +15,7 @@ SPEC = AssertionSpec(
 )
 
 # On a repeated header these look at the list itself; every other predicate must hold for each value.
-LIST_PREDICATES = ("contains", "length", "exists")
+LIST_PREDICATES = ("contains", "contains_any", "contains_all", "length", "exists")
 
 
 def evaluate(assertion, ctx):

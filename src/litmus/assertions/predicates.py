@@ -1,7 +1,7 @@
 """The one predicate set every value-checking assertion takes (json_path, header, cookie, body, xpath,
-extract_match): exactly one of `expected`, `matches`, `exists`, `contains`, `starts_with`, `ends_with`,
-`length`, `gt`/`gte`/`lt`/`lte`, `between`, `approx` (+ `tolerance`), `one_of`, `json_type`, with
-`not: true` negating it.
+extract_match): exactly one of `expected`, `matches`, `exists`, `contains`, `contains_any`,
+`contains_all`, `starts_with`, `ends_with`, `length`, `gt`/`gte`/`lt`/`lte`, `between`, `approx`
+(+ `tolerance`), `one_of`, `json_type`, with `not: true` negating it.
 
 A type lists its checked values as `(path, value)` nodes and hands them to `check_nodes`, which
 applies the predicate node by node and records each failing node at its own path. Operands may be
@@ -38,8 +38,8 @@ from litmus.text import with_article
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 # In the order they are listed to users.
-KEYS = ("expected", "matches", "exists", "contains", "starts_with", "ends_with", "length", "gt", "gte", "lt",
-        "lte", "between", "approx", "one_of", "json_type")
+KEYS = ("expected", "matches", "exists", "contains", "contains_any", "contains_all", "starts_with", "ends_with",
+        "length", "gt", "gte", "lt", "lte", "between", "approx", "one_of", "json_type")
 DEFAULT_TOLERANCE = 0.01
 # How other tools (and guesses) spell a predicate -> how it is written here; the loader says so.
 OTHER_SPELLINGS = {
@@ -61,6 +61,10 @@ def fields(subject: str) -> dict[str, FieldSpec]:
         "exists": FieldSpec("boolean", "true: there is at least one; false: there is none"),
         "contains": FieldSpec("any", f"{subject} contains this (substring, array element or object key)",
                               templated=True),
+        "contains_any": FieldSpec("nonempty_options", f"{subject} contains at least one of these (as `contains`)",
+                                  templated=True),
+        "contains_all": FieldSpec("nonempty_options", f"{subject} contains every one of these (as `contains`)",
+                                  templated=True),
         "starts_with": FieldSpec("string", f"{subject} is a string starting with this", templated=True),
         "ends_with": FieldSpec("string", f"{subject} is a string ending with this", templated=True),
         "length": FieldSpec("count", f"{subject} has this length (string, array, object)", templated=True),
@@ -114,6 +118,7 @@ class Predicate:
             return f"≈ {_number_text(op)} ({within})"
         return {
             "expected": show(op), "matches": f"to match /{op}/", "contains": f"to contain {show(op)}",
+            "contains_any": f"to contain any of {show(op)}", "contains_all": f"to contain all of {show(op)}",
             "starts_with": f"to start with {show(op)}", "ends_with": f"to end with {show(op)}",
             "length": f"length {op}", "one_of": f"one of {show(op)}", "json_type": str(op),
             "exists": "to exist" if op else "not to exist",
@@ -145,15 +150,16 @@ class Predicate:
             if not isinstance(value, str):
                 return False, f"expected a string {self._maybe_not()}matching /{op}/, got {describe(value)}"
             return search(op, value, self.deadline) is not None, None
-        if key == "contains":
-            if isinstance(value, str):
-                return isinstance(op, str) and op in value, None
-            if isinstance(value, list):
-                return any(json_equal(item, op) for item in value), None
-            if isinstance(value, dict):
-                return op in value, None
-            return False, (f"expected a string, array or object {self._maybe_not()}containing {_show(op)}, "
-                           f"got {describe(value)}")
+        if key in ("contains", "contains_any", "contains_all"):
+            if not isinstance(value, (str, list, dict)):
+                wanted = {"contains": _show(op), "contains_any": f"any of {_show(op)}",
+                          "contains_all": f"all of {_show(op)}"}[key]
+                return False, (f"expected a string, array or object {self._maybe_not()}containing {wanted}, "
+                               f"got {describe(value)}")
+            if key == "contains":
+                return _contains(value, op), None
+            found = (_contains(value, item) for item in op)
+            return (any(found) if key == "contains_any" else all(found)), None
         if key in ("starts_with", "ends_with"):
             if not isinstance(value, str):
                 verb = "starting with" if key == "starts_with" else "ending with"
@@ -195,10 +201,22 @@ class Predicate:
             return f"expected {op}, got {describe(value)}"
         if key == "length":
             return f"expected length {op}, got length {len(value)}"
+        if key == "contains_all":
+            missing = [item for item in op if not _contains(value, item)]
+            return f"expected {self.described()}, got {show(value)} (missing {show(missing)[1:-1]})"
         if key == "approx":
             number = _parse_number(value) if isinstance(value, str) else value
             return f"expected {self.described()}, got {show(value)} (off by {_number_text(abs(number - op))})"
         return f"expected {self.described()}, got {show(value)}"
+
+
+def _contains(value: str | list | dict, item: Any) -> bool:
+    """`value` contains `item`: a substring of a string, an element of an array, a key of an object."""
+    if isinstance(value, str):
+        return isinstance(item, str) and item in value
+    if isinstance(value, list):
+        return any(json_equal(element, item) for element in value)
+    return item in value if isinstance(item, str) else False
 
 
 def _show(value: Any) -> str:
@@ -245,6 +263,9 @@ def build(params: dict[str, Any], render, *, text_values: bool = False,
         operand = _need_range(operand, raw)
     elif key == "one_of" and not isinstance(operand, list):
         raise PredicateError(f"'one_of' must be a list, got {_rendered(operand, raw)}")
+    elif key in ("contains_any", "contains_all") and not (isinstance(operand, list) and operand):
+        # An empty list would make contains_all hold for anything: a silent pass.
+        raise PredicateError(f"'{key}' must be a non-empty list, got {_rendered(operand, raw)}")
     if key == "approx" and "tolerance" in params:
         tolerance = _need_tolerance(render(params["tolerance"]), params["tolerance"])
     return Predicate(key, operand, bool(params.get("not", False)), tolerance, text_values, deadline)

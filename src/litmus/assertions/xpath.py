@@ -27,24 +27,32 @@ SPEC = AssertionSpec(
 
 
 class NotMarkup(ValueError):
-    """The body cannot be parsed as HTML or XML (the message says why)."""
+    """The body cannot be parsed as HTML or XML, or the expression not evaluated on it (the message says why)."""
 
 
 def evaluate(assertion, ctx):
-    from lxml import etree  # lazy: lxml: ~35 ms, only for a suite that uses XPath
-
-
     params = assertion.params
     expression = params["path"]
     try:
-        tree = parse(ctx.response, params.get("document"))
-        result = tree.xpath(expression, namespaces=params.get("namespaces") or None)
+        selected = select(ctx.response, expression, params.get("document"), params.get("namespaces"))
     except NotMarkup as exc:
         return errored(assertion, str(exc))
+    return predicates.evaluate(assertion, ctx, selected, where=expression, missing="no node matches",
+                               text_values=True)
+
+
+def select(response, expression: str, document: str | None = None,
+           namespaces: dict[str, str] | None = None) -> list[tuple[str, object]]:
+    """(path, value) of what `expression` selects in the body (the `xpath` assertion's and extraction's
+    one reading); NotMarkup when the body cannot be parsed or the expression not evaluated on it."""
+    from lxml import etree  # lazy: lxml: ~35 ms, only for a suite that uses XPath
+
+    tree = parse(response, document)
+    try:
+        result = tree.xpath(expression, namespaces=namespaces or None)
     except etree.XPathError as exc:
-        return errored(assertion, f"XPath {expression} cannot be evaluated on this body: {exc}")
-    return predicates.evaluate(assertion, ctx, nodes(tree, expression, result), where=expression,
-                               missing="no node matches", text_values=True)
+        raise NotMarkup(f"XPath {expression} cannot be evaluated on this body: {exc}") from None
+    return nodes(tree, expression, result)
 
 
 def nodes(tree, expression: str, result) -> list[tuple[str, object]]:

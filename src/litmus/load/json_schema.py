@@ -81,6 +81,8 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"type": "array", "items": numeric, "minItems": 2, "maxItems": 2}
     elif kind == "options":
         schema = {"anyOf": [{"type": "array"}, TEMPLATED]}
+    elif kind == "nonempty_options":
+        schema = {"anyOf": [{"type": "array", "minItems": 1}, TEMPLATED]}
     elif kind == "tolerance":
         numeric = {"anyOf": [{"type": "number", "minimum": 0}, TEMPLATED]}
         schema = {"anyOf": [numeric, _object({"abs": numeric}, ("abs",)), _object({"rel": numeric}, ("rel",))]}
@@ -197,8 +199,13 @@ def _extraction() -> dict[str, Any]:
         _object({"regex": {"type": "string", "minLength": 1},
                  "group": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}}, ("regex",)),
         _object({"status": {"const": True}}, ("status",)),
+        _object({"xpath": {"type": "string", "minLength": 1}}, ("xpath",)),
+        _object({"cookie": {"type": "string", "minLength": 1}}, ("cookie",)),
+        _object({"url": {"const": True}}, ("url",)),
+        _object({"redirects": {"const": True}}, ("redirects",)),
     ]
-    return {"oneOf": shapes, "description": "exactly one of json_path, header, regex (+ group), status: true"}
+    return {"oneOf": shapes, "description": "exactly one of json_path, header, regex (+ group), status: true, "
+                                            "xpath, cookie, url: true, redirects: true"}
 
 
 def build_schema() -> dict[str, Any]:

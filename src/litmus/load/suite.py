@@ -91,7 +91,7 @@ SETTABLE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_-]*)+")
 SCENARIO_KEYS = ("id", "data", "data_file", "reference_response", "reference_response_file")
 COMMON_ASSERTION_KEYS = ("type", "name", "on_failure", "critical")
 LLM_ASSERTION_KEYS = ("threshold", "select")
-EXTRACTION_KINDS = ("json_path", "header", "regex", "status")
+EXTRACTION_KINDS = ("json_path", "header", "regex", "status", "xpath", "cookie", "url", "redirects")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 ON_FAILURE = ("continue", "stop_request", "stop_flow")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -858,11 +858,15 @@ class SuiteBuilder:
                 continue
             kind = given[0]
             expr, group = "", 0
-            if kind == "status":
-                ef.take("status", "boolean", choices=(True,))
+            if kind in ("status", "url", "redirects"):
+                # `choices=(True,)` crashed the message it builds (it joins strings): checked here instead.
+                if ef.take(kind, "boolean", default=True) is not True:
+                    ef.error(ef.raw(kind), f"'{kind}' must be true (what it extracts needs no other value)")
             else:
                 expr = ef.take(kind, "string", default="", nonempty=True)
             if kind == "json_path" and expr and (problem := checks.jsonpath_error(expr)):
+                ef.error(ef.raw(kind), problem)
+            if kind == "xpath" and expr and (problem := checks.xpath_error(expr, None)):
                 ef.error(ef.raw(kind), problem)
             if kind == "regex" and expr:
                 group = self.regex_group(ef, expr)
@@ -1162,7 +1166,7 @@ class SuiteBuilder:
             f.error(f.item.keys[given[1]], f"give at most one of {', '.join(names)} (got {' and '.join(given)})")
 
 
-OPERAND_KINDS = ("numeric", "count", "range", "options", "tolerance")
+OPERAND_KINDS = ("numeric", "count", "range", "options", "nonempty_options", "tolerance")
 
 
 def operand_problem(kind: str, value: Any) -> str | None:
@@ -1176,6 +1180,8 @@ def operand_problem(kind: str, value: Any) -> str | None:
         return None if whole else "a whole number 0 or more (or a template giving one)"
     if kind == "options":
         return None if isinstance(value, list) else "a list (or a template giving one)"
+    if kind == "nonempty_options":
+        return None if isinstance(value, list) and value else "a non-empty list (or a template giving one)"
     if kind == "tolerance":
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("abs", "rel"):
             return operand_problem("numeric", next(iter(value.values())))

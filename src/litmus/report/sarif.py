@@ -54,6 +54,8 @@ _RULE_NAMES = {
     "cookie": "CookieMismatch",
     "body": "BodyMismatch",
     "xpath": "XPathMismatch",
+    "url": "UnexpectedFinalUrl",
+    "redirects": "UnexpectedRedirectCount",
     "python": "PythonCheckFailed",
     "tool_calls": "ToolCallMismatch",
     "llm_rubric": "RubricNotMet",

@@ -1,8 +1,8 @@
 """Step extractions: values taken from a response into the flow run's variables.
 
 A value taken from a credential header (`Set-Cookie`, `Cookie`, `Authorization`, ...) is registered
-as a secret, with each cookie value in it: it is a credential the run prints nowhere, as the header
-itself is `***` in the recorded response.
+as a secret, with each cookie value in it, and so is a `cookie` capture's value: it is a credential
+the run prints nowhere, as the header itself is `***` in the recorded response.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
+from litmus.assertions import cookie, xpath
 from litmus.assertions._common import EvaluationTimeout, search
 from litmus.assertions._jsonpaths import EvaluationBound, find
 from litmus.deadline import Deadline
@@ -24,10 +25,21 @@ class NotExtracted(Exception):
 
 def extract(extraction: Extraction, response: Response, redactor: Redactor,
             deadline: Deadline | None = None) -> Any:
-    """The extracted value. A JSONPath matching several nodes gives the list of their values."""
+    """The extracted value. A JSONPath or XPath matching several nodes gives the list of their values."""
     kind = extraction.kind
     if kind == "status":
         return response.status
+    if kind == "url":
+        return response.url
+    if kind == "redirects":
+        return len(response.redirects)
+    if kind == "cookie":
+        found = cookie.parse(response.header_values("Set-Cookie")).get(extraction.expr)
+        if found is None:
+            raise NotExtracted(f"the response sets no cookie {extraction.expr}")
+        if len(found["value"]) >= SHORT_SECRET:
+            redactor.register(found["value"])
+        return found["value"]
     if kind == "header":
         value = response.headers.get(extraction.expr)  # case-insensitive mapping
         if value is None:
@@ -45,8 +57,11 @@ def extract(extraction: Extraction, response: Response, redactor: Redactor,
         return match.group(extraction.group)
 
     try:
-        nodes = find(extraction.expr, response.json())
-    except (BodyNotJSON, EvaluationBound) as exc:
+        if kind == "xpath":
+            nodes = xpath.select(response, extraction.expr)
+        else:
+            nodes = find(extraction.expr, response.json())
+    except (BodyNotJSON, EvaluationBound, xpath.NotMarkup) as exc:
         raise NotExtracted(str(exc)) from None
     if not nodes:
         raise NotExtracted(f"no node matches {extraction.expr}")

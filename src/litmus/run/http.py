@@ -151,6 +151,9 @@ class Exchange:
         self.fresh_connection = False
         self.reused = False
         self.response_started = False
+        # When the first byte of the latest response (its status line) arrived: a redirect's next hop
+        # moves it on, so it is the final response's, counted like elapsed_ms from the first send.
+        self.first_byte_at: float | None = None
         self.timed_out = False
         self._connection: HTTPConnection | None = None
         self._socket: socket.socket | None = None
@@ -214,6 +217,8 @@ class _LineWatch:
     def readline(self, limit: int = -1) -> bytes:
         line = self.raw.readline(limit)
         if line:
+            if self.lines == 0:
+                self.exchange.first_byte_at = time.perf_counter()
             self.exchange.response_started = True
         self.lines += 1
         self.last = line
@@ -514,6 +519,7 @@ def _read(resp: requests.Response, exchange: Exchange) -> Response:
     response = Response(
         status=resp.status_code, headers=resp.headers, body=body.data,
         elapsed_ms=(time.perf_counter() - exchange.started) * 1000,
+        first_byte_ms=(exchange.first_byte_at - exchange.started) * 1000 if exchange.first_byte_at else None,
         truncated=body.truncated, url=resp.url, encoding=_encoding(resp.headers.get("Content-Type", "")),
         redirects=tuple(exchange.redirects), transport_retries=exchange.retries,
         header_lines=list(resp.raw.headers.items()),

@@ -330,7 +330,8 @@ class StreamReader:
         data.content_blocks = [self._content_block(index) for index in sorted(self._blocks, key=_order)]
         streamed = StreamedResponse(
             status=response.status, headers=response.headers, body=data.text.encode("utf-8"),
-            elapsed_ms=response.elapsed_ms, url=response.url, encoding="utf-8", stream=data,
+            elapsed_ms=response.elapsed_ms, first_byte_ms=response.first_byte_ms, url=response.url,
+            encoding="utf-8", stream=data,
             redirects=response.redirects, transport_retries=response.transport_retries,
             header_lines=response.header_lines,
         )
