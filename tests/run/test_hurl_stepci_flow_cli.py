@@ -1,0 +1,107 @@
+"""Hurl / Step CI parity through `litmus run` (issue 26): the text and date filters, `skip:` on flows and
+steps, a templated `status_code` expectation and a flow's own scenarios. Each has a run that passes and one
+that fails (or errors) naming why."""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import UTC, datetime, timedelta
+
+from litmus.results import load_results
+from support.cli import litmus
+from support.target import Target
+
+
+def run(tmp_path, suite: str, base_url: str, *extra: str):
+    probes = tmp_path / "probes"
+    probes.mkdir(exist_ok=True)
+    (probes / "s.yaml").write_text(textwrap.dedent(suite))
+    proc = litmus(tmp_path, "run", "probes", "--base-url", base_url, "--out", "out",
+                  "--format", "markdown,html,junit", *extra)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc, load_results(tmp_path / "out" / "results.json")
+
+
+def test_text_and_date_filters_render_what_they_say(tmp_path):
+    with Target() as target:
+        target.json("/ok", {"ok": True})
+        proc, results = run(tmp_path, """\
+            version: 1
+            suite: Filters
+            variables: {csv: "a, b, c", loc: "/orders?id=1042&x=1", born: "2024-02-29T12:00:00Z"}
+            flows:
+              - name: f
+                steps:
+                  - name: s
+                    request:
+                      method: POST
+                      url: /ok
+                      json:
+                        second: "{{ csv | split(', ') | nth(1) }}"
+                        dashed: "{{ csv | replace(', ', '-') }}"
+                        id: "{{ loc | regex('id=(\\\\d+)') | int }}"
+                        whole: "{{ loc | regex('/[a-z]+') }}"
+                        day: "{{ born | date('%Y-%m-%d') }}"
+                        epoch_day: "{{ vars.epoch | date('%d.%m.%Y') }}"
+                        next_day: "{{ born | add_seconds(86400) }}"
+                        tomorrow: "{{ gen.now | add_seconds(86400) | date('%Y-%m-%d') }}"
+                        later: "{{ vars.epoch | add_seconds(60) }}"
+            """, target.base_url, "--var", "epoch=1700000000")
+        assert proc.returncode == 0, proc.stdout
+        body = target.requests[0].json()
+    tomorrow = {(datetime.now(UTC) + timedelta(days=1, seconds=s)).strftime("%Y-%m-%d") for s in (-60, 0)}
+    assert body.pop("tomorrow") in tomorrow
+    assert body == {"second": "b", "dashed": "a-b-c", "id": 1042, "whole": "/orders", "day": "2024-02-29",
+                    "epoch_day": "14.11.2023", "next_day": "2024-03-01T12:00:00Z", "later": 1700000060}
+    assert results.suites[0].verdict == "passed"
+
+
+def test_a_filter_that_cannot_apply_is_an_error_of_the_step_never_a_pass(tmp_path):
+    with Target() as target:
+        target.json("/ok", {"ok": True})
+        proc, results = run(tmp_path, """\
+            version: 1
+            suite: Filters
+            variables: {csv: "a,b"}
+            flows:
+              - name: past the end
+                steps: [{name: s, request: {url: "/ok?x={{ csv | split(',') | nth(5) }}"}}]
+              - name: no match
+                steps: [{name: s, request: {url: "/ok?x={{ csv | regex('[0-9]+') }}"}}]
+              - name: absurd date
+                steps: [{name: s, request: {url: "/ok?x={{ vars.big | date('%Y') }}"}}]
+              - name: past year 9999
+                steps: [{name: s, request: {url: "/ok?x={{ vars.end | add_seconds(86400) }}"}}]
+            """, target.base_url, "--var", "big=1e300", "--var", "end=9999-12-31T23:59:59Z")
+    assert proc.returncode == 1
+    errors = {run.flow: run.steps[0].error for run in results.suites[0].flow_runs}
+    assert [run.steps[0].status for run in results.suites[0].flow_runs] == ["error"] * 4
+    assert "index 5 is past the end of a list of 2" in errors["past the end"]
+    assert "does not match" in errors["no match"]
+    assert "is not an ISO-8601 date-time or epoch seconds" in errors["absurd date"]
+    assert "past year 9999" in errors["past year 9999"]
+    assert results.suites[0].verdict == "failed"
+    assert "Traceback" not in proc.stderr
+
+
+def test_validate_names_a_bad_filter_argument_at_its_position(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "s.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        suite: S
+        variables: {a: x}
+        flows:
+          - name: f
+            steps:
+              - {name: s, request: {url: "/x/{{ a | regex('([a') }}"}}
+              - {name: t, request: {url: "/x/{{ a | replace('x') }}"}}
+              - {name: u, request: {url: "/x/{{ a | nth(-1) }}"}}
+              - {name: v, request: {url: "/x/{{ a | add_seconds('1d') }}"}}
+        """))
+    proc = litmus(tmp_path, "validate", "probes")
+    assert proc.returncode == 2
+    out = proc.stdout + proc.stderr
+    assert "s.yaml:7:38: error: filter 'regex': invalid regular expression" in out
+    assert "s.yaml:8:38: error: filter 'replace' takes 2 arguments, got 1" in out
+    assert "s.yaml:9:38: error: filter 'nth': the index must be a whole number from 0" in out
+    assert "s.yaml:10:38: error: filter 'add_seconds': the seconds must be a finite number" in out
