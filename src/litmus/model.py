@@ -154,6 +154,8 @@ class Step(Node):
     simulate: Simulate | None = None
     # Tool name -> the value answered for each of its calls in this step's reply.
     tool_results: dict[str, Any] | None = None
+    # `skip:` in the probe: why the step is reported `skipped` instead of sent (None: it runs).
+    skip: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ class Flow(Node):
     conversation: Conversation | None = None
     # Judged on the transcript, once per flow run.
     conversation_assertions: tuple[Assertion, ...] = ()
+    # `skip:` in the probe: why every run of the flow is reported `skipped` (None: it runs).
+    skip: str | None = None
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,73 @@ def test_validate_names_a_bad_filter_argument_at_its_position(tmp_path):
     assert "s.yaml:8:38: error: filter 'replace' takes 2 arguments, got 1" in out
     assert "s.yaml:9:38: error: filter 'nth': the index must be a whole number from 0" in out
     assert "s.yaml:10:38: error: filter 'add_seconds': the seconds must be a finite number" in out
+
+
+SKIPPING = """\
+    version: 1
+    suite: Skips
+    flows:
+      - name: later
+        skip: "waits for the v2 endpoint"
+        steps: [{name: s, request: {url: /ok}, assertions: [{type: status_code, expected: 200}]}]
+      - name: half
+        steps:
+          - {name: sent, request: {url: /ok}, assertions: [{type: status_code, expected: 200}]}
+          - {name: not sent, skip: true, request: {url: /never}}
+"""
+
+
+def test_skip_on_a_flow_and_a_step_is_reported_skipped_with_its_reason(tmp_path):
+    with Target() as target:
+        target.json("/ok", {"ok": True})
+        proc, results = run(tmp_path, SKIPPING, target.base_url)
+        assert [r.path for r in target.requests] == ["/ok"]
+    suite = results.suites[0]
+    later, half = suite.flow_runs
+    assert later.skipped == "skip: waits for the v2 endpoint" and later.steps[0].status == "skipped"
+    assert later.steps[0].assertions[0].status == "skipped"
+    assert half.skipped is None and half.status == "passed"
+    assert [s.status for s in half.steps] == ["passed", "skipped"]
+    assert half.steps[1].error == "skip: true in the probe"
+    # Left out of the pass rate, and counted in every headline.
+    assert suite.pass_rate == 100 and suite.verdict == "passed" and proc.returncode == 0
+    assert "(1 flow run and 1 step skipped)" in proc.stdout
+    assert "1 flow run and 1 step skipped" in (tmp_path / "out" / "comment.md").read_text()
+    assert "1 flow run and 1 step skipped" in (tmp_path / "out" / "report.html").read_text()
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert 'message="not run: skip: waits for the v2 endpoint"' in junit
+    assert 'message="skip: true in the probe"' in junit
+
+
+def test_a_suite_whose_flow_runs_are_all_skipped_is_not_passed(tmp_path):
+    with Target() as target:
+        target.json("/ok", {"ok": True})
+        proc, results = run(tmp_path, """\
+            version: 1
+            suite: Skips
+            flows:
+              - {name: a, skip: true, steps: [{name: s, request: {url: /ok}}]}
+              - name: b
+                steps: [{name: s, skip: "flaky", request: {url: /ok}}]
+            """, target.base_url)
+        assert target.requests == []
+    suite = results.suites[0]
+    assert [r.skipped for r in suite.flow_runs] == ["skip: true in the probe", "every step has skip:"]
+    assert suite.verdict == "failed" and "nothing checked" in suite.reason
+    assert proc.returncode == 1 and "(2 flow runs skipped)" in proc.stdout
+
+
+def test_validate_refuses_a_skip_that_is_not_true_or_a_reason(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "s.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        suite: S
+        flows:
+          - name: f
+            skip: 3
+            steps: [{name: s, skip: "", request: {url: /x}}]
+        """))
+    proc = litmus(tmp_path, "validate", "probes")
+    assert proc.returncode == 2
+    assert "s.yaml:5:11: error: 'skip' must be true, false or a reason (non-empty text), not" in proc.stdout + proc.stderr
+    assert "s.yaml:6:29: error: 'skip' must be true" in proc.stdout + proc.stderr

@@ -217,7 +217,9 @@ def build_schema() -> dict[str, Any]:
                           "interval_ms": {"type": "number", "minimum": 0}}),
         "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
     }
-    step = _object(step_properties, ("name", "request"))
+    skip = {"anyOf": [{"type": "boolean"}, {"type": "string", "pattern": "\\S"}],
+            "description": "true or a reason: reported as skipped, never as passed"}
+    step = _object({**step_properties, "skip": skip}, ("name", "request"))
     conversation_step = _object({
         **step_properties,
         "request": _described(_request(defaults=False, override=True),
@@ -249,6 +251,7 @@ def build_schema() -> dict[str, Any]:
         "conversation": {"$ref": "#/$defs/conversation"},
         "conversation_assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
                                     "description": "judged on the whole transcript, once per flow run"},
+        "skip": skip,
     }, ("name", "steps"), **{
         "if": {"required": ["conversation"]},
         "then": {"properties": {"steps": {"items": {"$ref": "#/$defs/conversation_step"}}}},

@@ -61,9 +61,9 @@ MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
 MAX_RUNS = 10_000
-STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
+STEP_KEYS = ("name", "request", "extract", "retry", "assertions", "skip")
 CONVERSATION_STEP_KEYS = (*STEP_KEYS, "user", "simulate", "tool_results")
-FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions")
+FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions", "skip")
 CONVERSATION_KEYS = ("request", "format", "system")
 CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
@@ -409,7 +409,7 @@ class SuiteBuilder:
             judged_on_transcript = [a for a in (self.assertion(i, last, on_transcript=True)
                                                 for i in self.items(f, "conversation_assertions")) if a]
         return Flow(item.pos, f.field_pos, name, runs, tuple(steps),
-                    conversation[1] if conversation else None, tuple(judged_on_transcript))
+                    conversation[1] if conversation else None, tuple(judged_on_transcript), self.skip(f))
 
     def conversation(self, item: Item, scope: Scope, defaults: Request | None) -> tuple[Request, Conversation] | None:
         """The conversation's request (suite defaults merged in) and how it talks to the API."""
@@ -529,8 +529,23 @@ class SuiteBuilder:
         retry = self.retry(f)
         own = scope.with_extracted({e.name for e in extract})
         assertions = [a for a in (self.assertion(i, own) for i in self.items(f, "assertions")) if a]
+        skip = self.skip(f)
+        if skip is not None and chat is not None:
+            f.error(item.keys["skip"], "a conversation's turns build on each other: skip the whole flow, not one step")
         return Step(item.pos, f.field_pos, name, request, tuple(extract), retry, tuple(assertions), user, simulate,
-                    tool_results)
+                    tool_results, skip)
+
+    def skip(self, f: Fields) -> str | None:
+        """`skip: true` or `skip: "reason"`: why the flow or step is reported `skipped` (None: it runs)."""
+        item = f.raw("skip")
+        if item is None or item.value is False:
+            return None
+        if item.value is True:
+            return "skip: true in the probe"
+        if isinstance(item.value, str) and item.value.strip():
+            return f"skip: {item.value.strip()}"
+        f.error(item, f"'skip' must be true, false or a reason (non-empty text), not {describe(item.value)}")
+        return None
 
     def chat_turn(self, f: Fields, scope: Scope,
                   chat: ChatSteps) -> tuple[str | None, Simulate | None, dict[str, Any] | None]:
