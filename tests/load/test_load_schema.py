@@ -34,7 +34,8 @@ LOADER_ONLY = {
     "data_file_missing", "data_file_absolute", "schema_file_missing", "invalid_regex", "invalid_jsonpath",
     "invalid_json_schema", "regex_group_missing", "stream_bad_text_path", "body_file_missing", "body_file_outside",
     "multipart_file_missing",
-    "unknown_filter", "filter_arity", "filter_regex_invalid", "unknown_generator", "auth_and_header", "graphql_get",
+    "unknown_filter", "filter_arity", "filter_regex_invalid", "status_code_template_unknown",
+    "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column",
     # Conversations: which assertion families judge a transcript, and which body keys hold the history.
     "conversation_deterministic_assertion", "conversation_messages_in_json", "conversation_mapping_without_reply_path",

@@ -173,5 +173,44 @@ def test_validate_refuses_a_skip_that_is_not_true_or_a_reason(tmp_path):
         """))
     proc = litmus(tmp_path, "validate", "probes")
     assert proc.returncode == 2
-    assert "s.yaml:5:11: error: 'skip' must be true, false or a reason (non-empty text), not" in proc.stdout + proc.stderr
-    assert "s.yaml:6:29: error: 'skip' must be true" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "s.yaml:5:11: error: 'skip' must be true, false or a reason (non-empty text), not the number 3" in out
+    assert "s.yaml:6:29: error: 'skip' must be true, false or a reason (non-empty text), not the string ''" in out
+
+
+STATUS = """\
+    version: 1
+    suite: Status
+    flows:
+      - name: f
+        steps:
+          - name: s
+            request: {url: /created}
+            assertions:
+              - {type: status_code, expected: "{{ vars.want }}"}
+              - {type: status_code, expected: ["{{ vars.other | int }}", 201]}
+"""
+
+
+def test_a_templated_status_expectation_is_rendered_then_read_as_a_status(tmp_path):
+    with Target() as target:
+        target.json("/created", {"id": 1}, status=201)
+        proc, results = run(tmp_path, STATUS, target.base_url, "--var", "want=2xx", "--var", "other=204")
+        assert proc.returncode == 0, proc.stdout
+        assert [o.status for o in results.suites[0].flow_runs[0].steps[0].assertions] == ["passed", "passed"]
+        proc, results = run(tmp_path, STATUS, target.base_url, "--var", "want=200", "--var", "other=204")
+    failed = results.suites[0].flow_runs[0].steps[0].assertions[0]
+    assert proc.returncode == 1 and failed.status == "failed" and "expected status 200, got 201" in failed.reason
+
+
+def test_a_templated_status_that_cannot_render_or_read_is_an_error_naming_the_value(tmp_path):
+    with Target() as target:
+        target.json("/created", {"id": 1}, status=201)
+        proc, results = run(tmp_path, STATUS, target.base_url, "--var", "want=created", "--var", "other=none")
+    unreadable, unrendered = results.suites[0].flow_runs[0].steps[0].assertions
+    assert proc.returncode == 1 and results.suites[0].verdict == "failed"
+    assert unreadable.status == "error"
+    assert unreadable.reason.startswith('\'expected\' "{{ vars.want }}" rendered to "created": \'expected\' must be')
+    assert unrendered.status == "error"
+    assert unrendered.reason.startswith(
+        '\'expected\' ["{{ vars.other | int }}", 201] could not be rendered: filter \'int\'')

@@ -85,6 +85,7 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"anyOf": [numeric, _object({"abs": numeric}, ("abs",)), _object({"rel": numeric}, ("rel",))]}
     elif kind == "status":
         code = {"type": "integer", "minimum": 100, "maximum": 599}
+        code = {"anyOf": [code, TEMPLATED]}
         schema = {"anyOf": [code, {"type": "array", "items": code, "minItems": 1},
                             {"type": "string", "pattern": "^[1-5]xx$"}]}
     else:  # any

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus import files
-from litmus.assertions import all_specs, predicates
+from litmus.assertions import all_specs, predicates, status_code
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
 from litmus.files import MAX_FILE_BYTES
@@ -85,7 +85,6 @@ EXTRACTION_KINDS = ("json_path", "header", "regex", "status")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 ON_FAILURE = ("continue", "stop_request", "stop_flow")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-STATUS_CLASS = re.compile(r"[1-5]xx")
 @dataclass(frozen=True)
 class ChatSteps:
     """What the steps of a conversation flow build on (None for each when the conversation is invalid)."""
@@ -941,7 +940,7 @@ class SuiteBuilder:
             return value
         if kind == "status":
             value = item.plain()
-            if problem := status_problem(value):
+            if not status_code.templated(value) and (problem := status_code.status_problem(value)):
                 f.error(item, problem)
             return value
         if kind == "calls":
@@ -1121,17 +1120,3 @@ def operand_problem(kind: str, value: Any) -> str | None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def status_problem(value: Any) -> str | None:
-    """Why `value` is not a status expectation: an int 100-599, a list of them, or a class like "2xx"."""
-    values = value if isinstance(value, list) else [value]
-    if not values:
-        return "'expected' must list at least one status"
-    for v in values:
-        if isinstance(v, str) and STATUS_CLASS.fullmatch(v):
-            continue
-        if isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599:
-            continue
-        return f"'expected' must be a status 100-599, a list of them, or a class like \"2xx\", not {describe(v)}"
-    return None
