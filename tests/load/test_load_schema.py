@@ -35,6 +35,7 @@ LOADER_ONLY = {
     "invalid_json_schema", "regex_group_missing", "stream_bad_text_path", "body_file_missing", "body_file_outside",
     "multipart_file_missing",
     "unknown_filter", "filter_arity", "filter_regex_invalid", "status_code_template_unknown",
+    "flow_scenarios_file_missing", "flow_scenario_data_missing",
     "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column",
     # Conversations: which assertion families judge a transcript, and which body keys hold the history.

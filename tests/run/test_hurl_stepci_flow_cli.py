@@ -214,3 +214,73 @@ def test_a_templated_status_that_cannot_render_or_read_is_an_error_naming_the_va
     assert unrendered.status == "error"
     assert unrendered.reason.startswith(
         '\'expected\' ["{{ vars.other | int }}", 201] could not be rendered: filter \'int\'')
+
+
+OWN_SCENARIOS = """\
+    version: 1
+    suite: Orders
+    context:
+      scenarios: [{id: suite-a, data: {order: 1}}, {id: suite-b, data: {order: 2}}]
+    flows:
+      - name: shared
+        steps:
+          - name: s
+            request: {url: "/orders/{{ scenario.data.order }}"}
+            assertions: [{type: status_code, expected: 200}]
+      - name: own
+        scenarios: [{id: inline, data: {order: 7, status: 200}}]
+        scenarios_file: cases.csv
+        steps:
+          - name: s
+            request: {url: "/orders/{{ scenario.data.order }}"}
+            assertions: [{type: status_code, expected: "{{ scenario.data.status }}"}]
+"""
+
+
+def test_a_flow_with_its_own_scenarios_runs_them_instead_of_the_suites(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "cases.csv").write_text("id,order,status\nfile-row,8,200\n")
+    with Target() as target:
+        for order in (1, 2, 7, 8):
+            target.json(f"/orders/{order}", {"order": order})
+        proc, results = run(tmp_path, OWN_SCENARIOS, target.base_url)
+        assert sorted(r.path for r in target.requests) == ["/orders/1", "/orders/2", "/orders/7", "/orders/8"]
+    assert proc.returncode == 0, proc.stdout
+    runs = [(r.flow, r.scenario, r.status) for r in results.suites[0].flow_runs]
+    assert runs == [("shared", "suite-a", "passed"), ("shared", "suite-b", "passed"),
+                    ("own", "inline", "passed"), ("own", "file-row", "passed")]
+
+
+def test_a_flows_own_scenario_that_fails_fails_under_its_id(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "cases.csv").write_text("id,order,status\nfile-row,8,201\n")
+    with Target() as target:
+        for order in (1, 2, 7, 8):
+            target.json(f"/orders/{order}", {"order": order})
+        proc, results = run(tmp_path, OWN_SCENARIOS, target.base_url)
+    assert proc.returncode == 1
+    failed = [(r.flow, r.scenario) for r in results.suites[0].flow_runs if r.status != "passed"]
+    assert failed == [("own", "file-row")]
+    assert results.suites[0].verdict == "failed"
+
+
+def test_validate_positions_a_flows_scenarios_file_and_checks_its_templates_against_it(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "s.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        suite: S
+        context:
+          scenarios: [{id: a, data: {sku: X1}}]
+        flows:
+          - name: outside
+            scenarios_file: ../../etc/passwd
+            steps: [{name: s, request: {url: /x}}]
+          - name: own
+            scenarios: [{id: b, data: {order: 7}}]
+            steps: [{name: s, request: {url: "/o/{{ scenario.data.sku }}"}}]
+        """))
+    proc = litmus(tmp_path, "validate", "probes")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert "s.yaml:7:21: error:" in out and "outside" in out.split("s.yaml:7:21: error:")[1].splitlines()[0]
+    assert "s.yaml:11:42: error: 'scenario.data.sku': scenario 'b' has no data.sku" in out

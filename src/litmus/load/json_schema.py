@@ -244,6 +244,11 @@ def build_schema() -> dict[str, Any]:
         ], "description": "openai (default), anthropic or {history_path, reply_path, history: none}"},
         "system": {"type": "string", "description": "the system message"},
     }, ("request",), description="the flow is a chat: steps say what the user says, Litmus keeps the history")
+    scenario_set = {
+        "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}},
+        "scenarios_file": {"type": "string", "minLength": 1,
+                           "description": "CSV, JSONL, YAML or JSON: one scenario per row"},
+    }
     flow = _object({
         "name": {"type": "string", "minLength": 1},
         "runs": {"type": "integer", "minimum": 1, "maximum": rules.MAX_RUNS,
@@ -253,6 +258,8 @@ def build_schema() -> dict[str, Any]:
         "conversation_assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
                                     "description": "judged on the whole transcript, once per flow run"},
         "skip": skip,
+        # The flow's own: the suite's context scenarios then do not apply to it.
+        **scenario_set,
     }, ("name", "steps"), **{
         "if": {"required": ["conversation"]},
         "then": {"properties": {"steps": {"items": {"$ref": "#/$defs/conversation_step"}}}},
@@ -269,10 +276,7 @@ def build_schema() -> dict[str, Any]:
         "defaults": {"$ref": "#/$defs/defaults"},
         "variables": {"type": "object", "propertyNames": {"pattern": IDENTIFIER}},
         "judge": _object({"threshold": PERCENT}),
-        "context": _object({"name": {"type": "string"},
-                            "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}},
-                            "scenarios_file": {"type": "string", "minLength": 1,
-                                               "description": "CSV, JSONL, YAML or JSON: one scenario per row"}},
+        "context": _object({"name": {"type": "string"}, **scenario_set},
                            anyOf=[{"required": ["scenarios"]}, {"required": ["scenarios_file"]}]),
         "flows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/flow"}},
         "setup": {"type": "array", "items": {"$ref": "#/$defs/step"},

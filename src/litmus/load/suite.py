@@ -63,7 +63,8 @@ MULTIPART_VALUE_KEYS = ("value", "content_type")
 MAX_RUNS = 10_000
 STEP_KEYS = ("name", "request", "extract", "retry", "assertions", "skip")
 CONVERSATION_STEP_KEYS = (*STEP_KEYS, "user", "simulate", "tool_results")
-FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions", "skip")
+FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions", "skip", "scenarios",
+             "scenarios_file")
 CONVERSATION_KEYS = ("request", "format", "system")
 CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
@@ -245,7 +246,10 @@ class SuiteBuilder:
         cf = self.fields(item, "'context'", ("name", "scenarios", "scenarios_file"))
         if cf is None:
             return None, None
-        name = cf.take("name", "string", default=None)
+        return self.scenario_set(cf, item, cf.take("name", "string", default=None))
+
+    def scenario_set(self, cf: Fields, item: Item, name: str | None) -> tuple[Context, FileScenarios | None]:
+        """The `scenarios` and `scenarios_file` of `cf` (the suite's `context`, or a flow that has its own)."""
         scenarios = []
         seen: dict[str, Item] = {}
         for scenario_item in self.items(cf, "scenarios", required=not cf.has("scenarios_file")):
@@ -392,6 +396,12 @@ class SuiteBuilder:
         name = f.take("name", "string", required=True, default="", nonempty=True)
         self.unique(f, "name", name, seen, "flow name")
         runs = f.take("runs", "integer", default=1, minimum=1, maximum=MAX_RUNS)
+        context = None
+        if f.has("scenarios") or f.has("scenarios_file"):
+            # The flow's own scenarios replace the suite's for it: its templates see only these.
+            context, scenario_file = self.scenario_set(f, item, None)
+            scope = replace(scope, scenarios=[(s.id, s.data, s.reference_response) for s in context.scenarios],
+                            scenario_file=scenario_file)
         conversation, chat = None, None
         if (conversation_item := f.raw("conversation")) is not None:
             conversation, chat = self.conversation(conversation_item, scope, defaults), ChatSteps(None, None)
@@ -408,7 +418,7 @@ class SuiteBuilder:
             judged_on_transcript = [a for a in (self.assertion(i, last, on_transcript=True)
                                                 for i in self.items(f, "conversation_assertions")) if a]
         return Flow(item.pos, f.field_pos, name, runs, tuple(steps),
-                    conversation[1] if conversation else None, tuple(judged_on_transcript), self.skip(f))
+                    conversation[1] if conversation else None, tuple(judged_on_transcript), self.skip(f), context)
 
     def conversation(self, item: Item, scope: Scope, defaults: Request | None) -> tuple[Request, Conversation] | None:
         """The conversation's request (suite defaults merged in) and how it talks to the API."""
