@@ -326,8 +326,7 @@ def _moment(value: Any, name: str) -> tuple[datetime, bool]:
         if isinstance(value, str) and _EPOCH.fullmatch(value):
             return datetime.fromtimestamp(float(value), UTC), True
         if isinstance(value, str):
-            moment = datetime.fromisoformat(value.strip())
-            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), False
+            return datetime.fromisoformat(value.strip()), False
     except (ValueError, OverflowError, OSError):
         pass
     raise TemplateError(f"filter '{name}': {_short(value)} is not an ISO-8601 date-time or epoch seconds "
@@ -337,7 +336,8 @@ def _moment(value: Any, name: str) -> tuple[datetime, bool]:
 def _date(value: Any, form: str) -> str:
     moment, _ = _moment(value, "date")
     try:
-        return moment.strftime(form)
+        # A moment written without an offset is read as UTC (what `%z` then says).
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).strftime(form)
     except ValueError as exc:
         raise TemplateError(f"filter 'date': format {form!r}: {exc}") from None
 
