@@ -157,6 +157,8 @@ class Console:
         text = f"{word}: {total - failed} of {count(total, 'suite')} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
+        if skipped := verdict.skipped_note(result.suites):
+            text += f" ({skipped})"
         turned_off = sum(o.judge_skip == "disabled" for *_, o in result.iter_outcomes())
         if turned_off:
             text += f" ({count(turned_off, 'LLM-based assertion')} skipped: judging turned off)"

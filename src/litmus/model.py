@@ -177,6 +177,8 @@ class Step(Node):
     simulate: Simulate | None = None
     # Tool name -> the value answered for each of its calls in this step's reply.
     tool_results: dict[str, Any] | None = None
+    # `skip:` in the probe: why the step is reported `skipped` instead of sent (None: it runs).
+    skip: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,10 @@ class Flow(Node):
     conversation: Conversation | None = None
     # Judged on the transcript, once per flow run.
     conversation_assertions: tuple[Assertion, ...] = ()
+    # `skip:` in the probe: why every run of the flow is reported `skipped` (None: it runs).
+    skip: str | None = None
+    # The flow's own `scenarios` / `scenarios_file`: they replace the suite's `context` scenarios for it.
+    context: Context | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,15 @@ class Suite(Node):
     # The tool definitions its `tool_calls` assertions validate arguments with: each `schema_file` (by its real
     # path, as in `Assertion.files`) as {tool name: its `parameters` JSON Schema}, read and checked at load.
     tool_definitions: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def context_of(self, flow: Flow) -> Context | None:
+        """Where `flow`'s scenarios come from: its own, else the suite's `context`."""
+        return flow.context or self.context
+
+    @property
+    def contexts(self) -> tuple[Context, ...]:
+        """Every source of scenarios: the suite's `context` and each flow's own."""
+        return tuple(c for c in (self.context, *(flow.context for flow in self.flows)) if c is not None)
 
     @property
     def steps(self) -> tuple[Step, ...]:

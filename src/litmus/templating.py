@@ -23,6 +23,7 @@ import copy
 import functools
 import hashlib
 import json
+import math
 import re
 import secrets as _random
 import string
@@ -32,7 +33,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -102,8 +103,11 @@ class Reference:
             if spec is None:
                 return f"unknown filter '{call.name}' in '{self.text}'{did_you_mean(call.name, FILTERS)}"
             if len(call.args) != spec.arity:
-                wanted = "no argument" if spec.arity == 0 else f"{spec.arity} argument"
+                wanted = "no argument" if spec.arity == 0 else f"{spec.arity} argument" + "s" * (spec.arity > 1)
                 return f"filter '{call.name}' takes {wanted}, got {len(call.args)} (in '{self.text}')"
+            refused = spec.check(*call.args) if spec.check else None
+            if refused:
+                return f"filter '{call.name}': {refused} (in '{self.text}')"
         if self.namespace == "gen" and self.name.split(".", 1)[1] not in GENERATORS:
             return f"unknown generator '{self.name}' (one of {', '.join('gen.' + g for g in GENERATORS)})"
         return None
@@ -121,7 +125,8 @@ def parse(inner: str, start: int = 0, end: int = 0) -> Reference:
             problem = f"'{part.strip()}' is not a filter call (name or name(ARG)) in '{{{{{inner}}}}}'"
             break
         try:
-            args = () if match.group(2) is None else (_argument(match.group(2).strip()),)
+            text = match.group(2)
+            args = () if text is None else tuple(_argument(a.strip()) for a in _split_arguments(text))
         except ValueError as exc:
             problem = f"filter '{match.group(1)}': {exc} (in '{{{{{inner}}}}}')"
             break
@@ -138,6 +143,27 @@ def _split_pipes(text: str) -> list[str]:
         elif char in "\"'":
             quote_char = char
         elif char == "|":
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _split_arguments(text: str) -> list[str]:
+    """`text` split at the commas outside quotes and brackets (`replace(', ', '-')` has two arguments)."""
+    parts, current, quote_char, depth = [], [], None, 0
+    for char in text:
+        if quote_char:
+            quote_char = None if char == quote_char else quote_char
+        elif char in "\"'":
+            quote_char = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
             parts.append("".join(current))
             current = []
             continue
@@ -191,6 +217,8 @@ class FilterSpec:
     # A lower bound of the output length from the input length, for the load-time size check
     # (None: the output may be shorter than any bound, e.g. `length`).
     grows: Callable[[int], int] | None = None
+    # Why the arguments cannot work whatever the value (None: they can), checked at load and render.
+    check: Callable[..., str | None] | None = None
 
 
 def _text(value: Any) -> str:
@@ -238,6 +266,114 @@ def _same(n: int) -> int:
     return n
 
 
+def _split(value: Any, separator: str) -> list[str]:
+    return _text(value).split(separator)
+
+
+def _nth(value: Any, index: int) -> Any:
+    if not isinstance(value, list):
+        raise TemplateError(f"filter 'nth': {_short(value)} is not a list (split a text first)")
+    if index >= len(value):
+        raise TemplateError(f"filter 'nth': index {index} is past the end of a list of {len(value)} (0-based)")
+    return value[index]
+
+
+def _replace(value: Any, old: str, new: str) -> str:
+    text = _text(value)
+    # Measured before it is built: `replace('a', <long text>)` on a long text of `a`s multiplies it.
+    size = len(text) + text.count(old) * (len(new) - len(old))
+    if size > MAX_RENDERED_CHARS:
+        raise TemplateError(f"filter 'replace' would give {size:,} characters (at most {MAX_RENDERED_CHARS:,})")
+    return text.replace(old, new)
+
+
+def _regex(value: Any, pattern: str) -> str:
+    from litmus.assertions._common import EvaluationTimeout, search  # lazy: only a suite with a regex filter
+
+    try:
+        # The search is bounded like an extraction's: a pattern that backtracks catastrophically ends.
+        found = search(pattern, _text(value))
+    except EvaluationTimeout as exc:
+        raise TemplateError(f"filter 'regex': {exc}") from None
+    if found is None:
+        raise TemplateError(f"filter 'regex': /{pattern}/ does not match {_short(value)}")
+    return found.group(1) if found.re.groups else found.group(0)
+
+
+def _regex_problem(pattern: Any) -> str | None:
+    if not isinstance(pattern, str):
+        return "the pattern must be text"
+    import regex as engine  # lazy: regex: ~30 ms, only for a suite with a regex filter
+
+    from litmus.assertions._common import regex  # lazy: only a suite with a regex filter
+
+    try:
+        regex(pattern)
+    except engine.error as exc:
+        return f"invalid regular expression: {exc}"
+    return None
+
+
+_EPOCH = re.compile(r"\s*-?\d+(?:\.\d+)?\s*")
+
+
+def _moment(value: Any, name: str) -> tuple[datetime, bool]:
+    """The moment `value` names (ISO-8601 text, or epoch seconds as a number or numeric text) and
+    whether it was epoch seconds; a value out of datetime's range is an error, never a crash."""
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, UTC), True
+        if isinstance(value, str) and _EPOCH.fullmatch(value):
+            return datetime.fromtimestamp(float(value), UTC), True
+        if isinstance(value, str):
+            return datetime.fromisoformat(value.strip()), False
+    except (ValueError, OverflowError, OSError):
+        pass
+    raise TemplateError(f"filter '{name}': {_short(value)} is not an ISO-8601 date-time or epoch seconds "
+                        "(years 1 to 9999)")
+
+
+def _date(value: Any, form: str) -> str:
+    moment, _ = _moment(value, "date")
+    try:
+        # A moment written without an offset is read as UTC (what `%z` then says).
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).strftime(form)
+    except ValueError as exc:
+        raise TemplateError(f"filter 'date': format {form!r}: {exc}") from None
+
+
+def _add_seconds(value: Any, seconds: int | float) -> Any:
+    moment, epoch = _moment(value, "add_seconds")
+    if epoch:
+        total = float(value) + seconds
+        return int(total) if total.is_integer() and not isinstance(value, float) else total
+    try:
+        later = moment + timedelta(seconds=seconds)
+    except OverflowError:
+        raise TemplateError(f"filter 'add_seconds': {_short(value)} plus {seconds} seconds is past year 9999 "
+                            "or before year 1") from None
+    text = later.isoformat(timespec="milliseconds" if later.microsecond else "seconds")
+    return text.replace("+00:00", "Z") if value.strip().endswith("Z") else text
+
+
+def _text_arguments(*args: Any) -> str | None:
+    return None if all(isinstance(a, str) for a in args) else "the arguments must be text"
+
+
+def _separator_problem(separator: Any) -> str | None:
+    return None if isinstance(separator, str) and separator else "the separator must be non-empty text"
+
+
+def _index_problem(index: Any) -> str | None:
+    ok = isinstance(index, int) and not isinstance(index, bool) and index >= 0
+    return None if ok else "the index must be a whole number from 0 (the first item)"
+
+
+def _seconds_problem(seconds: Any) -> str | None:
+    ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds)
+    return None if ok else "the seconds must be a finite number"
+
+
 FILTERS: dict[str, FilterSpec] = {
     # Everything but RFC 3986's unreserved characters, so a value cannot change the path or query.
     "urlencode": FilterSpec(0, lambda v: quote(_text(v), safe=""), _same),
@@ -255,6 +391,13 @@ FILTERS: dict[str, FilterSpec] = {
     "sha256": FilterSpec(0, lambda v: hashlib.sha256(_text(v).encode()).hexdigest(), lambda n: 64),
     # Applied by the Renderer itself: it stands in for a missing name and passes any other value on.
     "default": FilterSpec(1, lambda v, fallback: v, _same),
+    "split": FilterSpec(1, _split, check=_separator_problem),
+    # 0-based, like every index in a JSON path.
+    "nth": FilterSpec(1, _nth, check=_index_problem),
+    "replace": FilterSpec(2, _replace, check=_text_arguments),
+    "regex": FilterSpec(1, _regex, check=_regex_problem),
+    "date": FilterSpec(1, _date, check=_text_arguments),
+    "add_seconds": FilterSpec(1, _add_seconds, check=_seconds_problem),
 }
 
 

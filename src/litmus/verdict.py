@@ -214,6 +214,20 @@ def decide_suite(suite: SuiteResult) -> None:
     suite.reason = "; ".join(notes) or None
 
 
+def skipped_note(suites: Iterable[SuiteResult]) -> str | None:
+    """What every headline says was not checked: flow runs skipped (`skip:`, a failed setup) and steps
+    skipped in the flow runs that ran ("1 flow run and 2 steps skipped"); None when nothing was skipped."""
+    runs = steps = 0
+    for suite in suites:
+        for flow_run in suite.flow_runs:
+            if flow_run.skipped:
+                runs += 1
+            else:
+                steps += sum(step.status == "skipped" for step in flow_run.steps)
+    parts = [count(n, noun) for n, noun in ((runs, "flow run"), (steps, "step")) if n]
+    return f"{' and '.join(parts)} skipped" if parts else None
+
+
 def decide_run(result: RunResult) -> None:
     """The run passes when it has suites, every one passed, and it was not interrupted (an incomplete run
     proves nothing; a run of no suite checked nothing)."""

@@ -34,7 +34,9 @@ LOADER_ONLY = {
     "data_file_missing", "data_file_absolute", "schema_file_missing", "invalid_regex", "invalid_jsonpath",
     "invalid_json_schema", "regex_group_missing", "stream_bad_text_path", "body_file_missing", "body_file_outside",
     "multipart_file_missing", "extract_xpath_invalid",
-    "unknown_filter", "filter_arity", "unknown_generator", "auth_and_header", "graphql_get",
+    "unknown_filter", "filter_arity", "filter_regex_invalid", "status_code_template_unknown",
+    "flow_scenarios_file_missing", "flow_scenario_data_missing",
+    "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column", "cookies_and_header", "cookies_value_semicolon",
     "tls_ca_file_missing", "tls_ca_file_without_verify",
     # Conversations: which assertion families judge a transcript, and which body keys hold the history.

@@ -123,3 +123,39 @@ def test_a_key_template_giving_a_list_becomes_its_json_text(fixed_suite):
     renderer = Renderer(fixed_suite, scenario=fixed_suite.context.scenarios[0], run_index=0, variables={},
                         environ={}, redactor=Redactor())
     assert renderer.render({"{{ scenario.data.a }}": "{{ scenario.data.a }}"}) == {'[1, "two"]': [1, "two"]}
+
+
+moments = st.one_of(st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=30),
+                    st.sampled_from(["9999-12-31T23:59:59Z", "0001-01-01T00:00:00", "1e300", "-1", "2026-02-30",
+                                     "2026-12-02T02:53:12.123+14:00"]),
+                    st.none(), st.booleans(), st.lists(st.integers(), max_size=2))
+offsets = st.one_of(st.integers(-10**30, 10**30), st.floats(allow_nan=False, allow_infinity=False))
+
+
+@FUZZ
+@given(value=moments, seconds=offsets, form=st.text(alphabet="%YmdHMSzZjaAbBcx-: %", max_size=12))
+def test_date_filters_give_a_value_or_a_template_error_for_any_value(fixed_suite, value, seconds, form):
+    """A fork's probe feeds absurd moments and offsets to `date` / `add_seconds`: never a crash."""
+    from litmus.run.redact import Redactor
+    from litmus.templating import Renderer, TemplateError
+
+    renderer = Renderer(fixed_suite, run_index=0, variables={"extracted": value}, environ={}, redactor=Redactor())
+    for template in (f"{{{{ extracted | add_seconds({json.dumps(seconds)}) }}}}",
+                     f"{{{{ extracted | date({json.dumps(form)}) }}}}"):
+        try:
+            json.dumps(renderer.render(template))
+        except TemplateError as exc:
+            assert str(exc)
+
+
+def test_a_catastrophically_backtracking_regex_filter_ends_as_an_error(fixed_suite, monkeypatch):
+    """The regex filter searches with the runner's engine and its time bound, like an extraction."""
+    from litmus.assertions import _common
+    from litmus.run.redact import Redactor
+    from litmus.templating import Renderer, TemplateError
+
+    monkeypatch.setattr(_common, "DEFAULT_REGEX_TIMEOUT_S", 0.05)
+    renderer = Renderer(fixed_suite, run_index=0, variables={"extracted": "a" * 64 + "!"}, environ={},
+                        redactor=Redactor())
+    with pytest.raises(TemplateError, match="did not finish within"):
+        renderer.render("{{ extracted | regex('^(a|aa)+$') }}")

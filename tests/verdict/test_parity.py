@@ -82,6 +82,8 @@ CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
     "needs-review": (suite(RUBRIC.replace("order", "parcel"), "/answer"), {}, ()),
     "setup-failure": (suite(OK, extra=SETUP_FAILS), None, ()),
     "all-flow-runs-skipped": (suite(OK, extra=SETUP_FAILS + "pass_threshold: 0\n"), None, ()),
+    # Every flow says `skip:`: nothing checked, no finding, yet not passed.
+    "all-flows-skip": (suite(OK, flow_extra="    skip: true\n"), None, ()),
     "teardown-failure": (suite(OK, extra="teardown:\n  - name: clean\n    request: {url: /down}\n"
                                "    assertions: [{type: status_code, expected: 200}]\n"), None, ()),
     "teardown-error": (suite(OK, extra="teardown:\n  - name: clean\n    request: {url: /hangup}\n"), None, ()),

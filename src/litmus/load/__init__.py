@@ -128,7 +128,7 @@ def load_suites(paths: list[str | Path], *, root: Path | None = None,
             continue
         names[suite.name] = suite
         suites.append(suite)
-    data_files = {s.context.scenarios_file for s in suites if s.context and s.context.scenarios_file}
+    data_files = {c.scenarios_file for s in suites for c in s.contexts if c.scenarios_file}
     data_files |= {Path(path) for s in suites for path in s.tool_definitions}
     for path, diagnostics in lists.items():
         if path not in data_files:

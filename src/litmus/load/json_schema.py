@@ -88,6 +88,7 @@ def _field(spec: FieldSpec) -> dict[str, Any]:
         schema = {"anyOf": [numeric, _object({"abs": numeric}, ("abs",)), _object({"rel": numeric}, ("rel",))]}
     elif kind == "status":
         code = {"type": "integer", "minimum": 100, "maximum": 599}
+        code = {"anyOf": [code, TEMPLATED]}
         schema = {"anyOf": [code, {"type": "array", "items": code, "minItems": 1},
                             {"type": "string", "pattern": "^[1-5]xx$"}]}
     else:  # any
@@ -239,7 +240,9 @@ def build_schema() -> dict[str, Any]:
                           "interval_ms": {"type": "number", "minimum": 0}}),
         "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
     }
-    step = _object(step_properties, ("name", "request"))
+    skip = {"anyOf": [{"type": "boolean"}, {"type": "string", "pattern": "\\S"}],
+            "description": "true or a reason: reported as skipped, never as passed"}
+    step = _object({**step_properties, "skip": skip}, ("name", "request"))
     conversation_step = _object({
         **step_properties,
         "request": _described(_request(defaults=False, override=True),
@@ -263,6 +266,11 @@ def build_schema() -> dict[str, Any]:
         ], "description": "openai (default), anthropic or {history_path, reply_path, history: none}"},
         "system": {"type": "string", "description": "the system message"},
     }, ("request",), description="the flow is a chat: steps say what the user says, Litmus keeps the history")
+    scenario_set = {
+        "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}},
+        "scenarios_file": {"type": "string", "minLength": 1,
+                           "description": "CSV, JSONL, YAML or JSON: one scenario per row"},
+    }
     flow = _object({
         "name": {"type": "string", "minLength": 1},
         "runs": {"type": "integer", "minimum": 1, "maximum": rules.MAX_RUNS,
@@ -271,6 +279,9 @@ def build_schema() -> dict[str, Any]:
         "conversation": {"$ref": "#/$defs/conversation"},
         "conversation_assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
                                     "description": "judged on the whole transcript, once per flow run"},
+        "skip": skip,
+        # The flow's own: the suite's context scenarios then do not apply to it.
+        **scenario_set,
     }, ("name", "steps"), **{
         "if": {"required": ["conversation"]},
         "then": {"properties": {"steps": {"items": {"$ref": "#/$defs/conversation_step"}}}},
@@ -287,10 +298,7 @@ def build_schema() -> dict[str, Any]:
         "defaults": {"$ref": "#/$defs/defaults"},
         "variables": {"type": "object", "propertyNames": {"pattern": IDENTIFIER}},
         "judge": _object({"threshold": PERCENT}),
-        "context": _object({"name": {"type": "string"},
-                            "scenarios": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/scenario"}},
-                            "scenarios_file": {"type": "string", "minLength": 1,
-                                               "description": "CSV, JSONL, YAML or JSON: one scenario per row"}},
+        "context": _object({"name": {"type": "string"}, **scenario_set},
                            anyOf=[{"required": ["scenarios"]}, {"required": ["scenarios_file"]}]),
         "flows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/flow"}},
         "setup": {"type": "array", "items": {"$ref": "#/$defs/step"},

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus import files, git
-from litmus.assertions import all_specs, predicates
+from litmus.assertions import all_specs, predicates, status_code
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.errors import Position
 from litmus.files import MAX_FILE_BYTES
@@ -70,9 +70,10 @@ MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
 MAX_RUNS = 10_000
-STEP_KEYS = ("name", "request", "extract", "retry", "assertions")
+STEP_KEYS = ("name", "request", "extract", "retry", "assertions", "skip")
 CONVERSATION_STEP_KEYS = (*STEP_KEYS, "user", "simulate", "tool_results")
-FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions")
+FLOW_KEYS = ("name", "runs", "steps", "conversation", "conversation_assertions", "skip", "scenarios",
+             "scenarios_file")
 CONVERSATION_KEYS = ("request", "format", "system")
 CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
@@ -95,7 +96,6 @@ EXTRACTION_KINDS = ("json_path", "header", "regex", "status", "xpath", "cookie",
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 ON_FAILURE = ("continue", "stop_request", "stop_flow")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-STATUS_CLASS = re.compile(r"[1-5]xx")
 @dataclass(frozen=True)
 class ChatSteps:
     """What the steps of a conversation flow build on (None for each when the conversation is invalid)."""
@@ -256,7 +256,10 @@ class SuiteBuilder:
         cf = self.fields(item, "'context'", ("name", "scenarios", "scenarios_file"))
         if cf is None:
             return None, None
-        name = cf.take("name", "string", default=None)
+        return self.scenario_set(cf, item, cf.take("name", "string", default=None))
+
+    def scenario_set(self, cf: Fields, item: Item, name: str | None) -> tuple[Context, FileScenarios | None]:
+        """The `scenarios` and `scenarios_file` of `cf` (the suite's `context`, or a flow that has its own)."""
         scenarios = []
         seen: dict[str, Item] = {}
         for scenario_item in self.items(cf, "scenarios", required=not cf.has("scenarios_file")):
@@ -403,6 +406,12 @@ class SuiteBuilder:
         name = f.take("name", "string", required=True, default="", nonempty=True)
         self.unique(f, "name", name, seen, "flow name")
         runs = f.take("runs", "integer", default=1, minimum=1, maximum=MAX_RUNS)
+        context = None
+        if f.has("scenarios") or f.has("scenarios_file"):
+            # The flow's own scenarios replace the suite's for it: its templates see only these.
+            context, scenario_file = self.scenario_set(f, item, None)
+            scope = replace(scope, scenarios=[(s.id, s.data, s.reference_response) for s in context.scenarios],
+                            scenario_file=scenario_file)
         conversation, chat = None, None
         if (conversation_item := f.raw("conversation")) is not None:
             conversation, chat = self.conversation(conversation_item, scope, defaults), ChatSteps(None, None)
@@ -419,7 +428,7 @@ class SuiteBuilder:
             judged_on_transcript = [a for a in (self.assertion(i, last, on_transcript=True)
                                                 for i in self.items(f, "conversation_assertions")) if a]
         return Flow(item.pos, f.field_pos, name, runs, tuple(steps),
-                    conversation[1] if conversation else None, tuple(judged_on_transcript))
+                    conversation[1] if conversation else None, tuple(judged_on_transcript), self.skip(f), context)
 
     def conversation(self, item: Item, scope: Scope, defaults: Request | None) -> tuple[Request, Conversation] | None:
         """The conversation's request (suite defaults merged in) and how it talks to the API."""
@@ -539,8 +548,23 @@ class SuiteBuilder:
         retry = self.retry(f)
         own = scope.with_extracted({e.name for e in extract})
         assertions = [a for a in (self.assertion(i, own) for i in self.items(f, "assertions")) if a]
+        skip = self.skip(f)
+        if skip is not None and chat is not None:
+            f.error(item.keys["skip"], "a conversation's turns build on each other: skip the whole flow, not one step")
         return Step(item.pos, f.field_pos, name, request, tuple(extract), retry, tuple(assertions), user, simulate,
-                    tool_results)
+                    tool_results, skip)
+
+    def skip(self, f: Fields) -> str | None:
+        """`skip: true` or `skip: "reason"`: why the flow or step is reported `skipped` (None: it runs)."""
+        item = f.raw("skip")
+        if item is None or item.value is False:
+            return None
+        if item.value is True:
+            return "skip: true in the probe"
+        if isinstance(item.value, str) and item.value.strip():
+            return f"skip: {item.value.strip()}"
+        f.error(item, f"'skip' must be true, false or a reason (non-empty text), not {describe(item.value)}")
+        return None
 
     def chat_turn(self, f: Fields, scope: Scope,
                   chat: ChatSteps) -> tuple[str | None, Simulate | None, dict[str, Any] | None]:
@@ -1014,7 +1038,7 @@ class SuiteBuilder:
             return value
         if kind == "status":
             value = item.plain()
-            if problem := status_problem(value):
+            if not status_code.templated(value) and (problem := status_code.status_problem(value)):
                 f.error(item, problem)
             return value
         if kind == "calls":
@@ -1196,17 +1220,3 @@ def operand_problem(kind: str, value: Any) -> str | None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def status_problem(value: Any) -> str | None:
-    """Why `value` is not a status expectation: an int 100-599, a list of them, or a class like "2xx"."""
-    values = value if isinstance(value, list) else [value]
-    if not values:
-        return "'expected' must list at least one status"
-    for v in values:
-        if isinstance(v, str) and STATUS_CLASS.fullmatch(v):
-            continue
-        if isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599:
-            continue
-        return f"'expected' must be a status 100-599, a list of them, or a class like \"2xx\", not {describe(v)}"
-    return None

@@ -33,6 +33,7 @@ from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
 from litmus.text import clip, count
+from litmus.verdict import skipped_note
 
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
 JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
@@ -301,6 +302,8 @@ def _header(result: RunResult, options: Options, findings: list[fd.Finding], ver
                                                 ("needs_review", "need human review"))
                if (n := sum(f.kind == kind for f in findings))]
     counts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
+    if skipped := skipped_note(result.suites):
+        counts.append(skipped)
     facts = []
     sha = options.sha or result.run.git_sha
     if sha:

@@ -108,7 +108,7 @@ def _step_case(suite: SuiteResult, flow_run: FlowRunResult, step: StepResult, ru
             case.add_error_info(f"{named}could not be evaluated: {outcome.reason}",
                                 _outcome_body(outcome, step, suite, flow_run), outcome.type)
     if step.status == "skipped":
-        reasons = sorted({o.reason for o in step.assertions if o.status == "skipped"}) or ["skipped"]
+        reasons = sorted({o.reason for o in step.assertions if o.status == "skipped"}) or [step.error or "skipped"]
         case.add_skipped_info("; ".join(reasons))
     if step.request is not None:
         case.stdout = f"{step.request.method} {step.request.url} -> {fd.response_text(step)}"

@@ -25,6 +25,7 @@ from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult
 from litmus.text import clip, count
+from litmus.verdict import skipped_note
 
 MARKER = "<!-- litmus-report -->"
 COMMENT_LIMIT = 65_536
@@ -164,6 +165,8 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     facts = [f"**{count(len(findings), 'finding')}**"]
     facts += [f"{n} {KIND_WORDS[kind]}" for kind in KIND_WORDS if (n := sum(f.kind == kind for f in findings))]
     facts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
+    if skipped := skipped_note(result.suites):
+        facts.append(skipped)
     sha = options.sha or result.run.git_sha
     if sha:
         facts.append(f"commit {code(sha[:12])}")

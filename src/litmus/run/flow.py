@@ -107,6 +107,10 @@ class RunEnvironment:
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
+    flow = planned.flow
+    if flow.skip or all(step.skip for step in flow.steps):
+        # A flow run that sends nothing checks nothing: reported skipped, left out of the pass rate.
+        return skipped_run(planned, flow.skip or "every step has skip:")
     started = time.perf_counter()
     history, variables = None, {}
     if planned.flow.conversation is None:
@@ -144,8 +148,8 @@ def run_steps(planned: PlannedRun, env: RunEnvironment,
     for step in planned.flow.steps:
         if stopped is None and stop.is_set():
             stopped = "run interrupted before this step"
-        if stopped is not None:
-            steps.append(skipped_step(step, stopped))
+        if stopped is not None or step.skip:
+            steps.append(skipped_step(step, stopped or step.skip))
             continue
         try:
             result, stop_reason = _run_step(step, planned, env, renderer, session, variables, stop)
@@ -546,9 +550,21 @@ def deterministic_intent(flow_run: FlowRunResult) -> IntentEvaluation:
 
 
 def skipped_step(step: Step, reason: str) -> StepResult:
+    # `error` says why no request was sent, for a step without assertions to carry the reason too.
     return StepResult(
-        name=step.name, line=step.pos.line, status="skipped", attempts=0,
+        name=step.name, line=step.pos.line, status="skipped", attempts=0, error=reason,
         assertions=[outcome(a, "skipped", reason) for a in step.assertions],
+    )
+
+
+def skipped_run(planned: PlannedRun, reason: str) -> FlowRunResult:
+    """A flow run that did not run (`skip:`, a failed setup): each step skipped with its own `skip:` reason
+    or `reason`, and `skipped` set so the verdict leaves it out of the pass rate."""
+    return FlowRunResult(
+        flow=planned.flow.name, line=planned.flow.pos.line, run_index=planned.run_index,
+        scenario=planned.scenario.id if planned.scenario else None,
+        intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason=f"not run: {reason}"),
+        steps=[skipped_step(step, step.skip or reason) for step in planned.flow.steps], skipped=reason,
     )
 
 

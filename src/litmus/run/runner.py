@@ -109,7 +109,8 @@ def iter_plan(suite: Suite, options: RunOptions, keep: set[str] | None) -> Itera
     for flow in suite.flows:
         if options.flows and flow.name not in options.flows:
             continue
-        for scenario in (scenarios_of(suite.context) if suite.context else (None,)):
+        context = suite.context_of(flow)
+        for scenario in (scenarios_of(context) if context else (None,)):
             for index in range(flow.runs):
                 planned = PlannedRun(suite, flow, scenario, index)
                 if keep is None or planned.key in keep:
@@ -130,7 +131,7 @@ def shard_keys(suites: list[Suite], options: RunOptions) -> set[str] | None:
 def _planned_count(suites: list[Suite], options: RunOptions, keep: set[str] | None) -> int:
     if keep is not None:
         return len(keep)
-    return sum(flow.runs * (suite.context.count if suite.context else 1)
+    return sum(flow.runs * (suite.context_of(flow).count if suite.context_of(flow) else 1)
                for suite in suites for flow in suite.flows if not options.flows or flow.name in options.flows)
 
 

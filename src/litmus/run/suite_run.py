@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 
 from litmus.deadline import Deadline
 from litmus.model import Flow, Suite
-from litmus.results import FlowRunResult, IntentEvaluation, StepResult
-from litmus.run.flow import PlannedRun, RunEnvironment, run_steps, skipped_step
+from litmus.results import FlowRunResult, StepResult
+from litmus.run.flow import PlannedRun, RunEnvironment, run_steps, skipped_run
 from litmus.run.signals import GRACE_S
 from litmus.verdict import NOT_PASSED
 
@@ -58,7 +58,7 @@ def run_suite(suite: Suite, planned: Iterable[tuple[int, PlannedRun]], env: RunE
             result.setup_failure = _setup_failure(result.setup)
         if result.setup_failure is not None:
             for index, run in planned:
-                deliver(index, _skipped_run(run, result.setup_failure))
+                deliver(index, skipped_run(run, result.setup_failure))
         else:
             with_setup = ((i, replace(run, setup=setup_values)) for i, run in planned)
             _run_flow_runs(with_setup, env, pool, run_one, deliver, 1 if suite.serial else window)
@@ -136,11 +136,3 @@ def _setup_failure(steps: list[StepResult]) -> str | None:
             return f"setup step '{step.name}' did not pass" + (f": {step.error}" if step.error else "")
     return None
 
-
-def _skipped_run(planned: PlannedRun, reason: str) -> FlowRunResult:
-    return FlowRunResult(
-        flow=planned.flow.name, line=planned.flow.pos.line, run_index=planned.run_index,
-        scenario=planned.scenario.id if planned.scenario else None,
-        intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason=f"not run: {reason}"),
-        steps=[skipped_step(step, reason) for step in planned.flow.steps], skipped=reason,
-    )
