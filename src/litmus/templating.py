@@ -135,24 +135,17 @@ def parse(inner: str, start: int = 0, end: int = 0) -> Reference:
 
 
 def _split_pipes(text: str) -> list[str]:
-    """`text` split at the `|` outside quotes."""
-    parts, current, quote_char = [], [], None
-    for char in text:
-        if quote_char:
-            quote_char = None if char == quote_char else quote_char
-        elif char in "\"'":
-            quote_char = char
-        elif char == "|":
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
-    return parts
+    """`text` split at the `|` outside quotes and brackets."""
+    return _split_outside(text, "|")
 
 
 def _split_arguments(text: str) -> list[str]:
     """`text` split at the commas outside quotes and brackets (`replace(', ', '-')` has two arguments)."""
+    return _split_outside(text, ",")
+
+
+def _split_outside(text: str, separator: str) -> list[str]:
+    """`text` split at each `separator` that is outside quotes and outside `[...]` / `{...}`."""
     parts, current, quote_char, depth = [], [], None, 0
     for char in text:
         if quote_char:
@@ -163,7 +156,7 @@ def _split_arguments(text: str) -> list[str]:
             depth += 1
         elif char in "]}":
             depth -= 1
-        elif char == "," and depth == 0:
+        elif char == separator and depth == 0:
             parts.append("".join(current))
             current = []
             continue
