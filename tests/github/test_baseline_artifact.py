@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
 from pathlib import Path
 
@@ -163,11 +164,23 @@ def test_no_baseline_is_a_notice_saying_why(github, tmp_path, change, why):
     assert found.result is None and found.notice.startswith("no baseline:") and why in found.notice
 
 
+def patched_member(*, flag_bits: int = 0, method: int = zipfile.ZIP_STORED) -> bytes:
+    """results.json stored, then its headers (local and central) rewritten as an uploader could write them:
+    `flag_bits` (bit 0: encrypted) and the compression `method` (9: Deflate64, which zipfile cannot read)."""
+    archive = bytearray(zipped(**{"results.json": RESULTS}))
+    for signature, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = archive.index(signature) + flags_at
+        archive[start:start + 4] = struct.pack("<HH", flag_bits, method)
+    return bytes(archive)
+
+
 @pytest.mark.parametrize(("archive", "why"), [
     (b"not a zip", "not a readable zip"),
+    (patched_member(flag_bits=0x1), "refused: its results.json is encrypted"),
+    (patched_member(method=9), "compression method 9"),
     (zipped(**{"report.html": b"<p>"}), "holds no results.json"),
     (zipped(**{"results.json": b"{\"schema_version\": 7}"}), "schema_version"),
-])
+], ids=["not-a-zip", "encrypted", "deflate64", "no-results", "schema-version"])
 def test_an_unreadable_artifact_is_a_notice_saying_why(github, tmp_path, archive, why):
     github.state.workflow_runs.clear()
     github.state.add_artifact(github.state.add_run(13), archive)
