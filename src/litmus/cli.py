@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("litmus.commands.report", "render SARIF, JUnit, Markdown, HTML from a results.json"),
     "merge": ("litmus.commands.merge", "merge the results of sharded runs into one results.json"),
     "review": ("litmus.commands.review", "record human pass/fail verdicts on judged outcomes"),
+    "calibrate": ("litmus.commands.calibrate",
+                  "measure how far to trust the judge: agreement with human labels, false passes, a threshold"),
     "compare": ("litmus.commands.compare", "compare a results.json with a baseline run: new, unchanged, fixed"),
     "accept-references": ("litmus.commands.accept_references",
                           "make a run's replies the new reference answers of their scenarios"),

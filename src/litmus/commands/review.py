@@ -373,13 +373,13 @@ def _question(candidate: Candidate, root: Path) -> str:
     """The criterion the judge was given: the suite's intent, or the assertion's own fields from the probe file."""
     if isinstance(candidate.outcome, IntentEvaluation):
         return f"intent: {candidate.suite.intent or '(none)'}"
-    fields = _probe_fields(root, candidate.suite.file, candidate.outcome.line, candidate.outcome.column)
+    fields = probe_fields(root, candidate.suite.file, candidate.outcome.line, candidate.outcome.column)
     shown = {k: v for k, v in fields.items() if k not in ("type", "name", "critical", "on_failure")}
     body = "; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in shown.items())
     return f"{candidate.outcome.type}: {body}" if body else candidate.outcome.type
 
 
-def _probe_fields(root: Path, file: str, line: int, column: int) -> dict:
+def probe_fields(root: Path, file: str, line: int, column: int) -> dict:
     """The assertion's mapping in the probe file at line:column (empty when the file has changed since)."""
     try:
         data = files.read_bytes(files.resolve(file, root, root), MAX_FILE_BYTES, shown=file, what="probe files")

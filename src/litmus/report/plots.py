@@ -226,3 +226,35 @@ def _nice(value: float) -> float:
             return float(step * scale)
     return float(10 * scale)
 
+
+
+def sweep_plot(kind: str, rows: list[dict], configured: float, suggested: float | None,
+               max_false_fail: float) -> Markup:
+    """A calibration's threshold sweep: the false-pass and false-fail rates (0-1) at each threshold 0-100,
+    told apart by dash pattern as well as colour; the --max-false-fail limit, the configured threshold and
+    the suggested one as marked lines, each with its title."""
+    left, top, width, height = 40, 10, 400, 180
+    x = lambda threshold: left + width * threshold / 100  # noqa: E731 - the two axes' scales, side by side
+    y = lambda value: top + height * (1 - value)  # noqa: E731
+    parts = [f'<rect class="track" x="{left}" y="{top}" width="{width}" height="{height}"/>']
+    for tick in (0, 25, 50, 75, 100):
+        parts.append(f'<text class="axis" x="{x(tick):.1f}" y="{top + height + 14}" text-anchor="middle">{tick}</text>')
+    for tick in (0, 0.5, 1):
+        parts.append(f'<text class="axis" x="{left - 4}" y="{y(tick) + 3:.1f}" text-anchor="end">{tick:g}</text>'
+                     f'<path class="grid" d="M{left} {y(tick):.1f}h{width}"/>')
+    for key, css, word in (("false_pass", "false-pass", "false-pass rate"),
+                           ("false_fail", "false-fail", "false-fail rate")):
+        points = " ".join(f"{x(row['threshold']):.1f},{y(row[key]):.1f}" for row in rows)
+        parts.append(f'<polyline class="{css}" points="{points}"><title>{word} by threshold</title></polyline>')
+    parts.append(f'<path class="limit" d="M{left} {y(max_false_fail):.1f}h{width}">'
+                 f"<title>--max-false-fail {max_false_fail:g}</title></path>")
+    parts.append(f'<path class="configured" d="M{x(configured):.1f} {top}v{height}">'
+                 f"<title>configured threshold {configured:g}</title></path>")
+    if suggested is not None:
+        parts.append(f'<path class="suggested" d="M{x(suggested):.1f} {top}v{height}">'
+                     f"<title>suggested threshold {suggested:g}</title></path>")
+    parts.append(f'<text class="axis" x="{left + width / 2}" y="{top + height + 28}" text-anchor="middle">'
+                 "threshold</text>")
+    label = (f"{kind}: false-pass and false-fail rates by threshold; configured {configured:g}"
+             + (f", suggested {suggested:g}" if suggested is not None else ", no suggestion"))
+    return _svg(left + width + 10, top + height + 34, label, *parts)
