@@ -188,3 +188,67 @@ def test_a_malformed_label_is_an_error_with_file_and_line(project, fake_judge, n
     assert done.returncode == 2
     assert expected in done.stderr
     assert not fake_judge.calls()  # nothing is judged while a label is wrong
+
+
+def test_decisions_with_their_runs_give_the_figures_of_the_same_labels_in_jsonl(project, fake_judge, target):
+    """Decisions (as `litmus review` records them) paired with a run's results.json by content hash give exactly
+    the figures of the same replies and labels in a JSONL file; a decision no run has, and one whose probe has
+    changed since (its reply cannot be rebuilt), are counted and named, and not used."""
+    items = planted(40, seed=11)
+    scripted(fake_judge, items)
+    flows = []
+    for number in range(len(items)):
+        target.text(f"/r/{number}", reply(number))
+        flows.append(f"  - name: reply {number}\n    steps:\n      - name: ask\n        request: {{url: /r/{number}}}\n"
+                     f"        assertions:\n          - {{type: tone, tone: \"{TONE}\"}}\n")
+    probes = project / "probes"
+    probes.mkdir()
+    suite = "version: 1\nsuite: Replies\nflows:\n" + "".join(flows)
+    (probes / "replies.yaml").write_text(suite, "utf-8")
+    ran = litmus(project, "run", "--base-url", target.base_url, "--out", "out", env={"JUDGE_KEY": API_KEY})
+    assert ran.returncode == 1, ran.stderr  # the planted judge fails some replies
+    result = json.loads((project / "out" / "results.json").read_text("utf-8"))
+    outcomes = {run["flow"]: run["steps"][0]["assertions"][0] for run in result["suites"][0]["flow_runs"]}
+    entries = []
+    for number, (human, _) in enumerate(items):
+        outcome = outcomes[f"reply {number}"]
+        entries.append({"finding": outcome["id"], "content": outcome["content_sha256"],
+                        "verdict": "pass" if human else "fail", "by": "ann", "at": "2026-05-04T12:00:00Z"})
+    entries.append({"finding": "f" * 32, "content": "c" * 64, "verdict": "fail", "by": "ann",
+                    "at": "2026-05-04T12:00:00Z"})
+    (project / ".litmus").mkdir()
+    (project / ".litmus" / "decisions.yaml").write_text(json.dumps(entries), "utf-8")
+    # Reply 0's check now asks for another tone: its decision no longer describes what the probe judges.
+    (probes / "replies.yaml").write_text(suite.replace(f'tone: "{TONE}"', 'tone: "curt"', 1), "utf-8")
+
+    from_decisions = calibrate(project, "--results", "out/results.json", "--out", "decided")
+    assert from_decisions.returncode == 0, from_decisions.stderr
+    from_jsonl = calibrate(project, str(write_jsonl(project / "labels.jsonl", items)), "--out", "labelled")
+    assert from_jsonl.returncode == 0, from_jsonl.stderr
+    decided = json.loads((project / "decided" / "calibration.json").read_text("utf-8"))
+    jsonl = json.loads((project / "labelled" / "calibration.json").read_text("utf-8"))
+
+    (rebuilt_differently, nowhere) = sorted(decided["unmatched"], key=lambda note: note["finding"] == "f" * 32)
+    assert rebuilt_differently["finding"] == outcomes["reply 0"]["id"]
+    assert "hash differently" in rebuilt_differently["why"]
+    assert nowhere["why"] == "no judged outcome with this finding id and content hash in the --results files"
+    assert "Decisions not used (2)" in from_decisions.stdout and "f" * 32 in from_decisions.stdout
+    assert decided["sources"] == [{"name": ".litmus/decisions.yaml", "labels": 39}]
+
+    # The same 39 labels in JSONL (item 0 left out, as the decisions had to leave it out) give the same figures.
+    lines = write_jsonl(project / "labels39.jsonl", items).read_text("utf-8").splitlines()[1:]
+    (project / "labels39.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    jsonl_39 = calibrate(project, "labels39.jsonl", "--out", "labelled39")
+    assert jsonl_39.returncode == 0, jsonl_39.stderr
+    same = json.loads((project / "labelled39" / "calibration.json").read_text("utf-8"))
+    assert decided["types"] == same["types"]
+    assert decided["types"]["tone"]["suggestion"] is not None
+    assert jsonl["types"]["tone"]["n"] == 40
+
+
+def test_decisions_need_their_runs(project):
+    (project / ".litmus").mkdir()
+    (project / ".litmus" / "decisions.yaml").write_text("[]\n", "utf-8")
+    done = calibrate(project)
+    assert done.returncode == 2
+    assert "decisions hold no text: name the results.json files" in done.stderr

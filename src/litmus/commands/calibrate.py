@@ -432,7 +432,8 @@ def _decided_label(root: Path, source: str, decision: Decision, results_name: st
         return f"{results_name} holds no reply for this outcome"
     fields = probe_fields(root, suite.file, outcome.line, outcome.column)
     if fields.get("type") != outcome.type:
-        return f"{suite.file}:{outcome.line}:{outcome.column} holds no {outcome.type} check now (the probe changed)"
+        return (f"{suite.file}:{outcome.line}:{outcome.column} holds no {outcome.type} check (the probe changed, or "
+                "the file cannot be read inside the repository)")
     where = Position(suite.file, outcome.line, outcome.column)
     assertion = Assertion(pos=where, type=outcome.type, select=fields.get("select"),
                           params={name: fields[name] for name in spec.fields if name in fields})

@@ -119,6 +119,12 @@ def html_page(document: dict[str, Any]) -> str:
                           + (f"; dash-dot vertical: the suggested threshold {suggestion['threshold']}"
                              if suggestion else f"; no suggestion ({figures_of['no_suggestion']})")),
             class_="sweep", data_type=kind))
+    if len(document["by_source"]) > 1:
+        source_head = tag("tr", *(tag("th", name, scope="col") for name in SOURCE_COLUMNS))
+        source_rows = [tag("tr", tag("td", source), tag("td", kind), *(tag("td", value) for value in _row(kind, figs)))
+                       for source, types in document["by_source"].items() for kind, figs in types.items()]
+        figures += [tag("h2", "By label source"),
+                    tag("table", tag("thead", source_head), tag("tbody", *source_rows), class_="sources")]
     notes = [tag("li", warning) for warning in document["warnings"]]
     notes += [tag("li", f"{note['where']} finding {note['finding']}: {note['why']}") for note in document["unmatched"]]
     body = [tag("h1", title(document)), tag("table", tag("thead", head), tag("tbody", *rows), class_="figures"),
