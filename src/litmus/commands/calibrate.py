@@ -153,9 +153,10 @@ def _calibrate(args: argparse.Namespace, environ) -> int:
         raise ProbeError(problems)
     labels += decided
     if not labels:
-        raise CalibrateError("no labelled reply to judge" + (f": {len(unmatched)} decisions matched no rebuildable "
-                             "outcome (listed above)" if unmatched else "") + "; give a JSONL or CSV labels file, or "
-                             "record decisions with `litmus review` and name their runs with --results")
+        missed = "".join(f"\n  {note['where']}: finding {note['finding']}: {note['why']}" for note in unmatched)
+        raise CalibrateError("no labelled reply to judge" + (f": {count(len(unmatched), 'decision')} matched no "
+                             "rebuildable outcome" if unmatched else "") + "; give a JSONL or CSV labels file, or "
+                             "record decisions with `litmus review` and name their runs with --results" + missed)
     config = resolve_config(args, environ, root)
     if config.judge is None:
         raise CalibrateError("calibrate needs a judge: set `judge` in litmus.yaml, or --judge-provider and "
