@@ -10,6 +10,10 @@ demo shows each judge outcome: passed, failed, escalated (tier 2 decided) and ne
 judge also plays the conversation suite's simulated user (the simulator defaults to the tier-1 judge), its
 messages scripted turn by turn like the verdicts.
 
+It also judges the labelled replies of probes/calibration/ (what `litmus demo` calibrates its judge on): each
+label's verdicts are scripted in CALIBRATION_SCORES by its id, tier 1's score and, where that lands within the
+escalation band, tier 2's, so the demo's calibration shows agreement, false passes, false fails and needs_review.
+
 Re-record after anything that changes a judge prompt (PROMPT_VERSION, prompt wording, the example
 suites, the demo target's replies): a cassette is keyed by the exact prompt and tier, and a stale
 one is simply not found (the assertion then reports the missing cassette; a simulated turn, the first turn
@@ -29,9 +33,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from litmus.config import ProviderConfig  # noqa: E402
-from litmus.demo.run import DEMO_TRUST, cassette_dir, demo_environment, demo_judge_config  # noqa: E402
+from litmus.demo.run import (  # noqa: E402
+    DEMO_TRUST,
+    calibration_labels,
+    cassette_dir,
+    demo_environment,
+    demo_judge_config,
+)
 from litmus.demo.target import DemoCredentials, running_demo_target  # noqa: E402
 from litmus.judges import JudgeService  # noqa: E402
+from litmus.labels import judge_labels  # noqa: E402
 from litmus.load import load_suites  # noqa: E402
 from litmus.run.runner import RunOptions, run_suites  # noqa: E402
 from support.fake_judge import API_KEY, FakeJudge, Rule  # noqa: E402
@@ -142,6 +153,45 @@ TIER2: list[tuple[tuple[str, ...], Rule]] = [
 ]
 
 
+# The demo judge's verdicts on the labelled replies of probes/calibration/, by label id: (tier 1's score, tier 2's
+# where tier 1 lands within the escalation band). Mostly right, with planted false passes (tone-37, ans-26),
+# false fails (tone-38, ans-35) and tier-2 scores still in the band (tone-31, ans-34: needs_review).
+CALIBRATION_SCORES: dict[str, tuple[int, int | None]] = {
+    "tone-01": (94, None), "tone-02": (91, None), "tone-03": (8, None), "tone-04": (88, None), "tone-05": (35, None),
+    "tone-06": (96, None), "tone-07": (22, None), "tone-08": (93, None), "tone-09": (82, 90), "tone-10": (4, None),
+    "tone-11": (86, None), "tone-12": (58, None), "tone-13": (95, None), "tone-14": (12, None), "tone-15": (90, None),
+    "tone-16": (30, None), "tone-17": (97, None), "tone-18": (84, 88), "tone-19": (6, None), "tone-20": (92, None),
+    "tone-21": (18, None), "tone-22": (87, None), "tone-23": (71, 40), "tone-24": (89, None), "tone-25": (3, None),
+    "tone-26": (78, 86), "tone-27": (2, None), "tone-28": (93, None), "tone-29": (45, None), "tone-30": (96, None),
+    "tone-31": (76, 72), "tone-32": (91, None), "tone-33": (15, None), "tone-34": (88, None), "tone-35": (52, None),
+    "tone-36": (87, None), "tone-37": (88, None), "tone-38": (62, None), "tone-39": (9, None), "tone-40": (94, None),
+    "ans-01": (93, None), "ans-02": (5, None), "ans-03": (95, None), "ans-04": (40, None), "ans-05": (91, None),
+    "ans-06": (3, None), "ans-07": (96, None), "ans-08": (20, None), "ans-09": (90, None), "ans-10": (48, None),
+    "ans-11": (94, None), "ans-12": (68, 35), "ans-13": (92, None), "ans-14": (72, 45), "ans-15": (89, None),
+    "ans-16": (14, None), "ans-17": (93, None), "ans-18": (7, None), "ans-19": (84, 90), "ans-20": (33, None),
+    "ans-21": (88, None), "ans-22": (25, None), "ans-23": (95, None), "ans-24": (55, None), "ans-25": (90, None),
+    "ans-26": (87, None), "ans-27": (79, 87), "ans-28": (30, None), "ans-29": (92, None), "ans-30": (10, None),
+    "ans-31": (94, None), "ans-32": (62, None), "ans-33": (91, None), "ans-34": (70, 74), "ans-35": (58, None),
+    "ans-36": (18, None), "ans-37": (96, None), "ans-38": (12, None), "ans-39": (93, None), "ans-40": (9, None),
+}
+
+
+def calibration_scripts() -> tuple[list[tuple[tuple[str, ...], Rule]], list[tuple[tuple[str, ...], Rule]]]:
+    """Tier 1's and tier 2's scripted verdicts on each labelled reply, matched by its text (ahead of the suites'
+    entries: a labelled reply is judged with the same criteria)."""
+    labels, problems = calibration_labels(PROBES)
+    if problems:
+        raise SystemExit("\n".join(problem.render() for problem in problems))
+    tier1, tier2 = [], []
+    for label in labels:
+        first, second = CALIBRATION_SCORES[label.id]
+        text = label.context.response.text
+        tier1.append(((text,), verdict(first, f"scripted verdict on calibration label {label.id}")))
+        if second is not None:
+            tier2.append(((text,), verdict(second, f"scripted tier-2 verdict on calibration label {label.id}")))
+    return tier1, tier2
+
+
 class ScriptedJudge(FakeJudge):
     """The fake judge, answering by a script of needle tuples; unscripted prompts are collected."""
 
@@ -199,7 +249,8 @@ def _lasting(path: Path) -> dict:
 
 def record(scratch: Path) -> tuple[list[str], int]:
     """Record every judge call of the demo's suites into `scratch`/cassettes: (unscripted prompts, calls)."""
-    with ScriptedJudge(TIER1) as tier1, ScriptedJudge(TIER2) as tier2:
+    calibration_tier1, calibration_tier2 = calibration_scripts()
+    with ScriptedJudge(calibration_tier1 + TIER1) as tier1, ScriptedJudge(calibration_tier2 + TIER2) as tier2:
         environ = demo_environment({KEY_VARIABLE: API_KEY})
         config = dataclasses.replace(demo_judge_config(
             PROBES,
@@ -215,6 +266,7 @@ def record(scratch: Path) -> tuple[list[str], int]:
             with running_demo_target(DemoCredentials.from_environment(environ)) as base_url:
                 run_suites(suites, RunOptions(base_url=base_url, concurrency=1, trust=DEMO_TRUST), judge=judge,
                            environ=environ)
+            judge_labels(judge, calibration_labels(PROBES)[0])
         finally:
             judge.close()
         return tier1.unscripted + tier2.unscripted, len(tier1.calls()) + len(tier2.calls())

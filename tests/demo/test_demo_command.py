@@ -286,3 +286,26 @@ def test_the_readme_comment_excerpt_is_the_demos_comment(demo):
     _, out, _, _ = demo
     comment = normalized((out / "comment.md").read_text("utf-8"))
     assert [line for line in excerpt("markdown") if line not in comment] == []
+
+
+def test_the_demo_calibrates_its_judge_from_cassettes_as_docs_judges_md_says(demo):
+    """The demo's calibration (80 labelled replies, verdicts replayed) prints the table docs/judges.md shows,
+    and writes a calibration.json that its schema accepts, with each planted kind of judge error."""
+    import jsonschema
+
+    done, out, _, _ = demo
+    document = json.loads((out / "calibration.json").read_text("utf-8"))
+    schema = json.loads((ROOT / "src" / "litmus" / "schemas" / "calibration.schema.json").read_text("utf-8"))
+    jsonschema.validate(document, schema)
+    assert (out / "calibration.html").stat().st_size > 0
+    doc = (ROOT / "docs" / "judges.md").read_text("utf-8").split("### The demo's judge", 1)[1]
+    table = [line for line in doc.split("### Outputs", 1)[0].splitlines() if line.startswith("|")]
+    assert len(table) == 4
+    printed = done.stdout.splitlines()
+    assert [line for line in table if line not in printed] == []
+    for kind in ("tone", "answers_question"):
+        figures = document["types"][kind]
+        assert figures["n"] == 40
+        assert figures["false_pass"]["count"] == figures["false_fail"]["count"] == figures["needs_review"]["count"] == 1
+        assert figures["suggestion"] is not None
+    assert all(item["status"] != "error" for item in document["items"])  # every verdict had its cassette

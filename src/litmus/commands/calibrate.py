@@ -42,49 +42,34 @@ file:line; no labels; no judge configured; unreadable files), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from litmus import files
-from litmus.assertions.base import EvalContext
-from litmus.assertions.judged import SPECS
-from litmus.calibration import (
-    BOOTSTRAP_ROUNDS,
-    DEFAULT_MAX_FALSE_FAIL,
-    DEFAULT_SEED,
-    MIN_LABELS,
-    Labelled,
-    by_kind,
-    summarize,
-    warnings,
-)
+from litmus.calibration import DEFAULT_MAX_FALSE_FAIL, DEFAULT_SEED
 from litmus.config import add_config_arguments
 from litmus.decisions import DECISIONS_FILE, Decision, DecisionSource, load_decisions
 from litmus.errors import Diagnostic, Position, ProbeError, render_diagnostics
-from litmus.files import MAX_FILE_BYTES
 from litmus.judges.assertion import NotJudgeable, build_prompt
+from litmus.labels import (
+    CALIBRATED,
+    CalibrateError,
+    Label,
+    calibration_document,
+    judge_labels,
+    label_context,
+    read_labels,
+    read_text,
+    write_calibration,
+)
 from litmus.load import repo_root
-from litmus.model import Assertion, Scenario, Suite
+from litmus.model import Assertion, Suite
 from litmus.numbers import number_argument
-from litmus.response import Response
-from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results, write_text_atomic
-from litmus.text import clip, count, did_you_mean
+from litmus.results import OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.text import count
 
 DEFAULT_OUT = "litmus-calibration"
-# The types a label can have: those judged on one reply (not on a conversation's transcript).
-CALIBRATED = {name: spec for name, spec in SPECS.items() if spec.family in ("qualitative", "scenario")}
-SCENARIO_COLUMNS = ("scenario_data", "reference_response")
-REASON_CHARS = 300
-
-
-class CalibrateError(Exception):
-    """Bad input: the message says what and how to fix it (exit status 2)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -107,18 +92,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
 
 
-@dataclass(frozen=True)
-class Label:
-    """One labelled reply, ready to be judged as the run would judge it."""
-
-    source: str
-    where: str
-    id: str
-    assertion: Assertion
-    context: EvalContext
-    human_passed: bool
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         return _calibrate(args, os.environ)
@@ -133,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace, environ) -> int:
     from litmus.config import resolve_config  # lazy: only a calibration that got this far needs the judge
     from litmus.judges.service import JudgeConfigError, JudgeService  # lazy: as above
-    from litmus.report.calibration import html_page, markdown  # lazy: as above
+    from litmus.report.calibration import markdown  # lazy: as above
 
     root = repo_root()
     label_files = [name for name in args.labels if not _is_decisions(name)]
@@ -170,17 +143,11 @@ def _calibrate(args: argparse.Namespace, environ) -> int:
     except JudgeConfigError as exc:
         raise CalibrateError(f"judge configuration: {exc}") from None
     try:
-        futures = [service.executor.submit(service.evaluate_assertion, label.assertion, label.context)
-                   for label in labels]
-        outcomes = [future.result() for future in futures]
+        outcomes = judge_labels(service, labels)
     finally:
         service.close()
     document = calibration_document(labels, outcomes, config.judge, unmatched, args.max_false_fail, args.seed)
-    try:
-        write_text_atomic(out / "calibration.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        write_text_atomic(out / "calibration.html", html_page(document))
-    except OSError as exc:
-        raise CalibrateError(f"cannot write to {out}: {exc}") from None
+    write_calibration(document, out)
     print(markdown(document))
     print(f"\nwritten: {out / 'calibration.json'}, {out / 'calibration.html'}")
     if args.min_kappa is not None:
@@ -192,176 +159,8 @@ def _calibrate(args: argparse.Namespace, environ) -> int:
     return 0
 
 
-def calibration_document(labels: list[Label], outcomes: list, judge, unmatched: list[dict], max_false_fail: float,
-                         seed: int) -> dict[str, Any]:
-    """calibration.json (its fields: docs/judges.md and schemas/calibration.schema.json)."""
-    items, listed = [], []
-    for label, outcome in zip(labels, outcomes, strict=True):
-        tiers = outcome.judge.tiers if outcome.judge else []
-        first = tiers[0].score if tiers else None
-        items.append(Labelled(label.assertion.type, label.source, label.human_passed, outcome.status, first))
-        listed.append({"source": label.source, "where": label.where, "id": label.id, "type": label.assertion.type,
-                       "human": "pass" if label.human_passed else "fail", "status": outcome.status,
-                       "score": first, "final_score": outcome.score, "escalated": bool(outcome.judge and
-                                                                                       outcome.judge.escalated),
-                       "reason": clip(outcome.reason, REASON_CHARS), "content_sha256": outcome.content_sha256})
-    types = {kind: summarize(group, max_false_fail=max_false_fail, seed=seed) for kind, group in by_kind(items).items()}
-    sources: dict[str, list[Labelled]] = {}
-    for item in items:
-        sources.setdefault(item.source, []).append(item)
-    by_source = {source: {kind: summarize(group, max_false_fail=max_false_fail, seed=seed, with_sweep=False)
-                          for kind, group in by_kind(group_items).items()}
-                 for source, group_items in sources.items()}
-    said = [warning for kind, figures in types.items() for warning in warnings(kind, figures)]
-    if unmatched:
-        said.append(f"{count(len(unmatched), 'decision')} not used (no rebuildable reply in the --results files): "
-                    "see `unmatched`")
-    escalation = judge.escalation
-    return {
-        "schema_version": 1,
-        "judge": {"provider": judge.provider, "model": judge.model, "threshold": judge.threshold,
-                  "escalation": None if escalation is None else {
-                      "band": escalation.band, "provider": escalation.to.provider, "model": escalation.to.model}},
-        "settings": {"max_false_fail": max_false_fail, "min_labels": MIN_LABELS,
-                     "bootstrap": {"rounds": BOOTSTRAP_ROUNDS, "seed": seed, "level": 0.95}},
-        "sources": [{"name": source, "labels": len(group)} for source, group in sources.items()],
-        "types": types,
-        "by_source": by_source,
-        "unmatched": unmatched,
-        "warnings": said,
-        "items": listed,
-    }
-
-
-# ---- labels files
-
 def _is_decisions(name: str) -> bool:
     return name.lower().endswith((".yaml", ".yml"))
-
-
-def _read(name: str, what: str) -> str:
-    try:
-        data = files.read_bytes(files.resolve_named(Path(name), shown=name), MAX_FILE_BYTES, shown=name, what=what)
-        return data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise CalibrateError(f"{name}: no such file") from None
-    except OSError as exc:
-        raise CalibrateError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise CalibrateError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def read_labels(name: str) -> tuple[list[Label], list[Diagnostic]]:
-    """The labels of a JSONL or CSV file, and a positioned error for each malformed row."""
-    lower = name.lower()
-    if not lower.endswith((".jsonl", ".ndjson", ".csv")):
-        raise CalibrateError(f"{name}: a labels file is .jsonl (one JSON object a line) or .csv (a header row); "
-                             "a decisions file is .yaml")
-    text = _read(name, "label files")
-    rows = _csv_rows(name, text) if lower.endswith(".csv") else _jsonl_rows(name, text)
-    labels, problems = [], []
-    for line, row in rows:
-        where = Position(name, line)
-        if isinstance(row, str):
-            problems.append(Diagnostic("error", row, where))
-            continue
-        try:
-            labels.append(_label(row, name, where))
-        except CalibrateError as exc:
-            problems.append(Diagnostic("error", str(exc), where))
-    return labels, problems
-
-
-def _jsonl_rows(name: str, text: str) -> list[tuple[int, dict | str]]:
-    rows: list[tuple[int, dict | str]] = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except ValueError as exc:
-            rows.append((line, f"not a JSON object: {exc}"))
-            continue
-        if not isinstance(row, dict):
-            rows.append((line, f"a label is a JSON object ({{\"type\", \"text\", \"verdict\", ...}}), not "
-                               f"{type(row).__name__}"))
-            continue
-        rows.append((line, {key: value for key, value in row.items() if value is not None}))
-    return rows
-
-
-def _csv_rows(name: str, text: str) -> list[tuple[int, dict | str]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
-    rows: list[tuple[int, dict | str]] = []
-    start = 2
-    try:
-        for row in reader:
-            if None in row:
-                rows.append((start, f"{len(row[None])} more cells than the header has columns"))
-            else:
-                rows.append((start, {key: value for key, value in row.items() if value not in (None, "")}))
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        rows.append((reader.line_num, f"not CSV: {exc}"))
-    return rows
-
-
-def _label(row: dict, source: str, where: Position) -> Label:
-    kind = row.get("type")
-    if kind not in CALIBRATED:
-        known = sorted(CALIBRATED)
-        raise CalibrateError(f"type {kind!r} is not a judged type calibrate can judge on one reply"
-                             f"{did_you_mean(str(kind), known)} (one of {', '.join(known)})")
-    verdict = row.get("verdict")
-    if not isinstance(verdict, str) or verdict.strip().lower() not in ("pass", "fail"):
-        raise CalibrateError(f"verdict {verdict!r}: the human label is `pass` or `fail`")
-    text = row.get("text")
-    if not isinstance(text, str):
-        raise CalibrateError("text (the reply the judge reads) is required, as a string")
-    spec = CALIBRATED[kind]
-    scenario_columns = SCENARIO_COLUMNS if spec.family == "scenario" else ()
-    known = {"id", "type", "text", "verdict", *spec.fields, *scenario_columns}
-    extra = sorted(set(row) - known)
-    if extra:
-        raise CalibrateError(f"unknown column {extra[0]!r} for type {kind}{did_you_mean(extra[0], sorted(known))} "
-                             f"(a {kind} label takes {', '.join(sorted(known))})")
-    params = {}
-    for field, field_spec in spec.fields.items():
-        value = row.get(field)
-        if value is None and field_spec.required:
-            raise CalibrateError(f"{kind} needs its field {field!r} ({field_spec.doc})")
-        if value is not None:
-            if not isinstance(value, str):
-                raise CalibrateError(f"{field} is text, not {type(value).__name__}")
-            params[field] = value
-    scenario = _scenario(kind, row, where) if spec.family == "scenario" else None
-    assertion = Assertion(pos=where, type=kind, params=params)
-    label_id = str(row.get("id", f"{where.path}:{where.line}"))
-    return Label(source, f"{where.path}:{where.line}", label_id, assertion,
-                 _context(text.encode("utf-8"), Suite(pos=where, name=source), scenario),
-                 verdict.strip().lower() == "pass")
-
-
-def _scenario(kind: str, row: dict, where: Position) -> Scenario:
-    data = row.get("scenario_data")
-    if data is None:
-        raise CalibrateError(f"{kind} is judged against scenario data: give scenario_data (JSON)")
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except ValueError as exc:
-            raise CalibrateError(f"scenario_data is not JSON: {exc}") from None
-    reference = row.get("reference_response")
-    if kind == "accurate_with_scenario_context" and not isinstance(reference, str):
-        raise CalibrateError(f"{kind} compares with the approved reply: give reference_response (text)")
-    return Scenario(pos=where, id=str(row.get("id", where.line)), data=data, reference_response=reference)
-
-
-def _context(body: bytes, suite: Suite, scenario: Scenario | None) -> EvalContext:
-    """What the judge service reads of a labelled reply: its body as a response, the suite for its intent, the
-    scenario; rendering is identity (a label's fields are literal text)."""
-    response = Response(status=200, headers={}, body=body, elapsed_ms=0.0)
-    return EvalContext(response=response, suite=suite, variables={}, scenario=scenario, render=lambda value: value)
 
 
 # ---- decisions, paired with results.json
@@ -375,7 +174,7 @@ def decision_labels(root: Path, name: str | None, results: list[str]) -> tuple[l
     if name is None and not path.exists():
         raise CalibrateError(f"no labels: name JSONL or CSV label files, or record decisions in {DECISIONS_FILE} "
                              "with `litmus review` (there is none)")
-    loaded = load_decisions([DecisionSource(shown, _read(str(path), "decisions files").encode("utf-8"))])
+    loaded = load_decisions([DecisionSource(shown, read_text(str(path), "decisions files").encode("utf-8"))])
     if loaded.errors:
         return [], [], loaded.errors
     if not results:
@@ -438,7 +237,7 @@ def _decided_label(root: Path, source: str, decision: Decision, results_name: st
     where = Position(suite.file, outcome.line, outcome.column)
     assertion = Assertion(pos=where, type=outcome.type, select=fields.get("select"),
                           params={name: fields[name] for name in spec.fields if name in fields})
-    context = _context(step.response.body.encode("utf-8"), Suite(pos=where, name=suite.name, intent=suite.intent),
+    context = label_context(step.response.body.encode("utf-8"), Suite(pos=where, name=suite.name, intent=suite.intent),
                        None)
     try:
         content = build_prompt(assertion, context).content_sha256

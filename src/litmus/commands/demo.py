@@ -4,7 +4,9 @@ Starts a small shop API (litmus.demo.target: an order flow, a chat assistant, a 
 endpoint) on a free 127.0.0.1 port, runs the probe suites in probes/ against it, replays the judge
 verdicts recorded in probes/cassettes/ for the LLM-based assertions and Intent Evaluations, writes
 results.json and every report (SARIF, JUnit, Markdown comment, HTML, job summary) to --out, and
-prints the summary `litmus run` prints.
+prints the summary `litmus run` prints. Then it calibrates the recorded judge on the labelled replies
+in probes/calibration/ (verdicts replayed too), prints the table `litmus calibrate` prints and writes
+calibration.json and calibration.html to --out (docs/judges.md, "How far to trust your judge").
 
 The demo target has deliberate bugs, so the demo finds problems on purpose: a price sent as the
 string "12.50", a slow search, a banned disclaimer in a chat reply, an order missing from the

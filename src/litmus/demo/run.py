@@ -12,11 +12,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from litmus.calibration import DEFAULT_MAX_FALSE_FAIL, DEFAULT_SEED
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.console import Console
 from litmus.demo.target import DEMO_ENVIRONMENT, DemoCredentials, running_demo_target
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.judges import JudgeService
+from litmus.labels import (
+    CalibrateError,
+    Label,
+    calibration_document,
+    judge_labels,
+    label_files,
+    read_labels,
+    write_calibration,
+)
 from litmus.load import load_suites, repo_root
 from litmus.pipeline import ConsoleChannel, RunRequest, execute
 from litmus.run.runner import RunOptions
@@ -54,6 +64,16 @@ def demo_judge_config(probes: Path, tier1: ProviderConfig = REPLAY, tier2: Provi
     )
 
 
+def calibration_labels(probes: Path) -> tuple[list[Label], list]:
+    """The labelled replies of `calibration/` next to the suites (its JSONL and CSV files), and their errors."""
+    labels, problems = [], []
+    for name in label_files(cassette_dir(probes) / "calibration"):
+        found, wrong = read_labels(name)
+        labels += found
+        problems += wrong
+    return labels, problems
+
+
 def has_cassettes(probes: Path) -> bool:
     return any((cassette_dir(probes) / "cassettes").glob("*.json"))
 
@@ -83,6 +103,39 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
     for problem in output.problems:
         print(f"litmus demo: error: {problem}", file=stderr)
     print("reports: " + ", ".join(str(path) for name, path in output.paths.items() if name != "results"), file=stdout)
-    if output.problems:
+    calibrated = demo_calibration(probes, out, environ, stdout, stderr) if judge else True
+    if output.problems or not calibrated:
         return 2
     return exit_code(output.result, fail_on)
+
+
+def demo_calibration(probes: Path, out: Path, environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> bool:
+    """How far to trust the demo's judge: its replayed verdicts on the labelled replies in calibration/, printed
+    as `litmus calibrate` prints them and written next to the reports. False when that could not be done."""
+    from litmus.report.calibration import markdown  # lazy: only a demo with labels needs it
+
+    try:
+        labels, problems = calibration_labels(probes)
+    except CalibrateError as exc:
+        print(f"litmus demo: error: {exc}", file=stderr)
+        return False
+    if problems:
+        print(render_diagnostics(problems), file=stderr)
+        return False
+    if not labels:
+        return True
+    config = demo_judge_config(probes)
+    service = JudgeService.from_config(config, environ)
+    try:
+        outcomes = judge_labels(service, labels)
+    finally:
+        service.close()
+    document = calibration_document(labels, outcomes, config, [], DEFAULT_MAX_FALSE_FAIL, DEFAULT_SEED)
+    try:
+        write_calibration(document, out)
+    except CalibrateError as exc:
+        print(f"litmus demo: error: {exc}", file=stderr)
+        return False
+    print(f"\n{markdown(document)}\ncalibration: {out / 'calibration.json'}, {out / 'calibration.html'} "
+          "(docs/judges.md, \"How far to trust your judge\")", file=stdout)
+    return True
