@@ -252,3 +252,38 @@ def test_decisions_need_their_runs(project):
     done = calibrate(project)
     assert done.returncode == 2
     assert "decisions hold no text: name the results.json files" in done.stderr
+
+
+def test_a_scenario_aware_label_from_csv_is_judged_against_its_scenario_data(project, fake_judge):
+    """scenario_data in a CSV cell is JSON; the judge is shown it and the reference reply, as in a run."""
+    with (project / "scenario.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["type", "text", "verdict", "scenario_data", "reference_response", "rubric", "tone"])
+        writer.writerow(["accurate_with_scenario_context", "Order 1042 arrives on 5 December.", "fail",
+                         '{"order_id": 1042, "eta": "2026-12-03"}', "Order 1042 arrives on 3 December 2026.", "", ""])
+    fake_judge.default.score = 20
+    done = calibrate(project, "scenario.csv")
+    assert done.returncode == 0, done.stderr
+    (call,) = fake_judge.calls()
+    assert '"eta": "2026-12-03"' in call.prompt and "Order 1042 arrives on 3 December 2026." in call.prompt
+    figures = json.loads((project / "litmus-calibration" / "calibration.json").read_text("utf-8"))["types"]
+    assert figures["accurate_with_scenario_context"]["agreement"]["count"] == 1
+
+
+def test_escalated_and_undecided_labels_count_as_the_run_would(project, fake_judge, second_judge):
+    """With an escalation tier, a tier-1 score in the band goes to tier 2, whose verdict is the judge's; tier 2 in
+    the band too is needs_review, counted as its own rate and not as agreement."""
+    write_judge_config(project, fake_judge.openai_base_url, threshold=THRESHOLD, cache="cache",
+                       escalation=f"{{band: 10, to: {{model: judge-large, base_url: {second_judge.openai_base_url}, "
+                                  "api_key_env: JUDGE_KEY}}")
+    items = [(True, 80), (False, 70), (True, 95)]  # two in the band
+    scripted(fake_judge, items)
+    second_judge.when("item-0", score=90).when("item-1", score=72)
+    done = calibrate(project, str(write_jsonl(project / "labels.jsonl", items)))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((project / "litmus-calibration" / "calibration.json").read_text("utf-8"))
+    status = {item["where"].rsplit(":", 1)[1]: (item["status"], item["escalated"]) for item in document["items"]}
+    assert status == {"1": ("passed", True), "2": ("needs_review", True), "3": ("passed", False)}
+    tone = document["types"]["tone"]
+    assert tone["needs_review"]["count"] == 1 and tone["decided"] == 2 and tone["agreement"]["count"] == 2
+    assert document["judge"]["escalation"]["band"] == 10
