@@ -88,6 +88,7 @@ def calibration_document(labels: list[Label], outcomes: list, judge, unmatched: 
                           for kind, group in by_kind(group_items).items()}
                  for source, group_items in sources.items()}
     said = [warning for kind, figures in types.items() for warning in warnings(kind, figures)]
+    said += _disagreeing_labels(listed)
     if unmatched:
         said.append(f"{count(len(unmatched), 'decision')} not used (no rebuildable reply in the --results files): "
                     "see `unmatched`")
@@ -106,6 +107,23 @@ def calibration_document(labels: list[Label], outcomes: list, judge, unmatched: 
         "warnings": said,
         "items": listed,
     }
+
+
+def _disagreeing_labels(listed: list[dict[str, Any]]) -> list[str]:
+    """A warning per judged input labelled both pass and fail (by content hash): one of the labels is wrong,
+    and both are counted."""
+    labels: dict[str, list[dict[str, Any]]] = {}
+    for item in listed:
+        if item["content_sha256"]:
+            labels.setdefault(item["content_sha256"], []).append(item)
+    said = []
+    for same in labels.values():
+        where = {verdict: ", ".join(item["where"] for item in same if item["human"] == verdict)
+                 for verdict in ("pass", "fail")}
+        if all(where.values()):
+            said.append(f"{same[0]['type']}: the same reply is labelled pass ({where['pass']}) and fail "
+                        f"({where['fail']}); both labels are counted")
+    return said
 
 
 def read_text(name: str, what: str) -> str:

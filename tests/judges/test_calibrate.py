@@ -287,3 +287,24 @@ def test_escalated_and_undecided_labels_count_as_the_run_would(project, fake_jud
     tone = document["types"]["tone"]
     assert tone["needs_review"]["count"] == 1 and tone["decided"] == 2 and tone["agreement"]["count"] == 2
     assert document["judge"]["escalation"]["band"] == 10
+
+
+def test_the_same_reply_labelled_pass_and_fail_is_named(project, fake_judge):
+    items = planted(3)
+    scripted(fake_judge, items)
+    write_jsonl(project / "ann.jsonl", items)
+    write_jsonl(project / "bob.jsonl", [(not human, score) if number == 1 else (human, score)
+                                        for number, (human, score) in enumerate(items)])
+    done = calibrate(project, "ann.jsonl", "bob.jsonl")
+    assert done.returncode == 0, done.stderr
+    first, second = ("ann.jsonl:2", "bob.jsonl:2") if items[1][0] else ("bob.jsonl:2", "ann.jsonl:2")
+    assert f"tone: the same reply is labelled pass ({first}) and fail ({second}); both labels are counted" in \
+        done.stdout
+    assert done.stdout.count("the same reply is labelled") == 1
+
+
+def test_without_a_judge_it_says_how_to_configure_one(tmp_path):
+    write_jsonl(tmp_path / "labels.jsonl", planted(2))
+    done = litmus(tmp_path, "calibrate", "labels.jsonl")
+    assert done.returncode == 2
+    assert "calibrate needs a judge: set `judge` in litmus.yaml, or --judge-provider and --judge-model" in done.stderr
