@@ -218,15 +218,22 @@ def test_decisions_with_their_runs_give_the_figures_of_the_same_labels_in_jsonl(
                     "at": "2026-05-04T12:00:00Z"})
     (project / ".litmus").mkdir()
     (project / ".litmus" / "decisions.yaml").write_text(json.dumps(entries), "utf-8")
+    write_jsonl(project / "labels-a.jsonl", items[:5])
     # Reply 0's check now asks for another tone: its decision no longer describes what the probe judges.
     (probes / "replies.yaml").write_text(suite.replace(f'tone: "{TONE}"', 'tone: "curt"', 1), "utf-8")
 
     from_decisions = calibrate(project, "--results", "out/results.json", "--out", "decided")
+    both = calibrate(project, "labels-a.jsonl", "--results", "out/results.json", "--out", "both")
     assert from_decisions.returncode == 0, from_decisions.stderr
     from_jsonl = calibrate(project, str(write_jsonl(project / "labels.jsonl", items)), "--out", "labelled")
     assert from_jsonl.returncode == 0, from_jsonl.stderr
     decided = json.loads((project / "decided" / "calibration.json").read_text("utf-8"))
     jsonl = json.loads((project / "labelled" / "calibration.json").read_text("utf-8"))
+
+    # A labels file with --results takes the decisions file as well (--results names what decisions need).
+    assert both.returncode == 0, both.stderr
+    mixed = json.loads((project / "both" / "calibration.json").read_text("utf-8"))
+    assert [source["name"] for source in mixed["sources"]] == ["labels-a.jsonl", ".litmus/decisions.yaml"]
 
     (rebuilt_differently, nowhere) = sorted(decided["unmatched"], key=lambda note: note["finding"] == "f" * 32)
     assert rebuilt_differently["finding"] == outcomes["reply 0"]["id"]

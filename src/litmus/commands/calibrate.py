@@ -12,7 +12,8 @@ Labels. A JSONL file has one JSON object a line, a CSV file a header row; both h
   verdict   pass or fail: what a human says of that reply
   the type's fields (rubric, tone, ground_truth, context, question), for scenario-aware types scenario_data (JSON;
   in CSV a JSON text) and reference_response; optionally id (default: file:line). In CSV an empty cell is no value.
-A YAML file among LABELS is a decisions file; without LABELS the decisions file (.litmus/decisions.yaml) is read.
+A YAML file among LABELS is a decisions file; without one, the decisions file (.litmus/decisions.yaml) is read
+when no LABELS are given or when --results is.
 Decisions hold no text: --results names the results.json files of the runs they were made on, and each decision
 is paired with the outcome of the same finding id and content hash there; its reply is read from results.json and
 its fields from the probe file, and it counts only when they give the same content hash again (a reply masked or
@@ -110,7 +111,9 @@ def _calibrate(args: argparse.Namespace, environ) -> int:
 
     root = repo_root()
     label_files = [name for name in args.labels if not _is_decisions(name)]
-    decision_files = [name for name in args.labels if _is_decisions(name)] or ([] if args.labels else [None])
+    # The work tree's decisions file when no LABELS are given, or when --results asks for decisions to pair.
+    decision_files = [name for name in args.labels if _is_decisions(name)] or (
+        [None] if args.results or not args.labels else [])
     labels, problems = [], []
     for name in label_files:
         found, wrong = read_labels(name)
