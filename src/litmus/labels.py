@@ -126,9 +126,13 @@ def _disagreeing_labels(listed: list[dict[str, Any]]) -> list[str]:
     return said
 
 
-def read_text(name: str, what: str) -> str:
+def read_text(name: str, what: str, root: Path | None = None) -> str:
+    """The text of a file the operator named (`root` None: wherever it is), or of one found in a directory of the
+    repository `root` (it must resolve inside it: a link a pull request committed leads nowhere else)."""
     try:
-        data = files.read_bytes(files.resolve_named(Path(name), shown=name), MAX_FILE_BYTES, shown=name, what=what)
+        real = files.resolve_named(Path(name), shown=name) if root is None else \
+            files.resolve_found(Path(name), root, shown=name)
+        data = files.read_bytes(real, MAX_FILE_BYTES, shown=name, what=what)
         return data.decode("utf-8-sig")
     except FileNotFoundError:
         raise CalibrateError(f"{name}: no such file") from None
@@ -145,13 +149,13 @@ def label_files(directory: Path) -> list[str]:
     return sorted(str(path) for path in directory.iterdir() if path.suffix.lower() in (".jsonl", ".ndjson", ".csv"))
 
 
-def read_labels(name: str) -> tuple[list[Label], list[Diagnostic]]:
-    """The labels of a JSONL or CSV file, and a positioned error for each malformed row."""
+def read_labels(name: str, root: Path | None = None) -> tuple[list[Label], list[Diagnostic]]:
+    """The labels of a JSONL or CSV file, and a positioned error for each malformed row; `root`: as `read_text`."""
     lower = name.lower()
     if not lower.endswith((".jsonl", ".ndjson", ".csv")):
         raise CalibrateError(f"{name}: a labels file is .jsonl (one JSON object a line) or .csv (a header row); "
                              "a decisions file is .yaml")
-    text = read_text(name, "label files")
+    text = read_text(name, "label files", root)
     rows = _csv_rows(name, text) if lower.endswith(".csv") else _jsonl_rows(name, text)
     labels, problems = [], []
     for line, row in rows:

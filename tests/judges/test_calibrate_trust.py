@@ -101,3 +101,22 @@ def test_a_labels_file_that_is_no_regular_file_or_is_in_git_metadata_is_refused(
     assert done.returncode == 2
     assert done.stderr.startswith("litmus calibrate: error: ")
     assert name in done.stderr
+
+
+def test_a_label_file_found_in_a_directory_must_stay_inside_the_repository(tmp_path):
+    """`litmus demo` reads the label files it finds in probes/calibration/: one a pull request committed as a link
+    to a file outside the repository is refused, so no line of that file reaches an error message."""
+    from litmus.labels import CalibrateError, read_labels
+
+    root = tmp_path / "repo"
+    (root / "probes" / "calibration").mkdir(parents=True)
+    (tmp_path / "secret.csv").write_text("type,text,verdict,api_token_abc123\ntone,hi,pass,x\n", "utf-8")
+    link = root / "probes" / "calibration" / "labels.csv"
+    link.symlink_to(tmp_path / "secret.csv")
+    with pytest.raises(CalibrateError) as refused:
+        read_labels(str(link), root)
+    assert "resolves outside the repository root" in str(refused.value)
+    assert "api_token_abc123" not in str(refused.value)
+    # Named on the command line by the operator, the same file is theirs to read, and its errors show its text.
+    labels, problems = read_labels(str(link))
+    assert labels == [] and "unknown column 'api_token_abc123'" in problems[0].message

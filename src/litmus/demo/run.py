@@ -68,7 +68,7 @@ def calibration_labels(probes: Path) -> tuple[list[Label], list]:
     """The labelled replies of `calibration/` next to the suites (its JSONL and CSV files), and their errors."""
     labels, problems = [], []
     for name in label_files(cassette_dir(probes) / "calibration"):
-        found, wrong = read_labels(name)
+        found, wrong = read_labels(name, repo_root())
         labels += found
         problems += wrong
     return labels, problems
