@@ -18,6 +18,7 @@ action's inputs) or the provider's defaults; `RunConfig.notes` says what was lef
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -344,7 +345,7 @@ def _refuse_credential_names(values: dict[str, Any], sources: dict[str, Position
         for field in _CREDENTIAL_KEYS:
             name = section.get(field)
             if isinstance(name, str) and never_resolves(name):
-                where = sources.get(field, sources[setting]) if prefix == "judge." else sources[setting]
+                where = sources[field] if prefix == "judge." else sources[setting]
                 problems.error(Span(where),
                                f"{prefix}{field}: {name!r} names one of the action's credentials "
                                f"({', '.join(NEVER_RESOLVE)}), which never resolve, in any mode; name the "
@@ -533,7 +534,12 @@ def _built_endpoint(tier: ProviderConfig) -> str | None:
 
 def _fields(section: Mapping[str, Any]) -> dict[str, Any]:
     """The provider fields of a tier section besides provider and model, as given (None when left out)."""
-    return {name: section.get(name) for name in _TIER_KEYS[2:]}
+    return {name: None if section.get(name) is None else _text(section[name]) for name in _TIER_KEYS[2:]}
+
+
+def _text(value: Any) -> Any:
+    """A scalar as written: YAML reads `api_version: 2024-10-21` as a date, which is meant as its text."""
+    return value.isoformat() if isinstance(value, datetime.date) else str(value)
 
 
 def _check_tier(prefix: str, tier: ProviderConfig, where: Callable[[str], Position], problems: Collector) -> bool:
@@ -580,6 +586,7 @@ def _coerce(value: Any, kind: str, key: str, where: Position, problems: Collecto
             return _INVALID
         return value
     if kind == "string":
+        value = _text(value) if isinstance(value, datetime.date) else value
         if not isinstance(value, str) or not value.strip():
             problems.error(span, f"judge.{key}: expected a non-empty string, got {value!r}")
             return _INVALID
