@@ -46,6 +46,8 @@ DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https:/
                     "gemini": "https://generativelanguage.googleapis.com"}
 DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
                        "azure_openai": "AZURE_OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+# What a provider reads itself from the environment to sign with (botocore's names), besides its key variable.
+SIGNING_SECRETS = {"bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")}
 # The provider fields besides provider and model, per provider; those a provider needs are required.
 PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
     "openai": ("base_url", "api_key_env"), "anthropic": ("base_url", "api_key_env"),
@@ -91,6 +93,11 @@ class ProviderConfig:
     @property
     def label(self) -> str:
         return f"{self.provider}:{self.model}"
+
+    @property
+    def secret_variables(self) -> tuple[str, ...]:
+        """The variables whose values this tier sends or signs with: masked in every output of the run."""
+        return tuple(filter(None, (self.credential_env, *SIGNING_SECRETS.get(self.provider, ()))))
 
     @property
     def credential_env(self) -> str | None:
@@ -188,16 +195,19 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="PATH", help="project config file (default: litmus.yaml at the repository "
                        "root, if present) [LITMUS_CONFIG]")
     group.add_argument("--judge-provider", choices=PROVIDERS, help="openai (any OpenAI-compatible chat-completions "
-                       "API), anthropic (Messages API), replay (recorded verdicts only) or none (like --no-judge) "
-                       "[LITMUS_JUDGE_PROVIDER]")
+                       "API), anthropic (Messages API), azure_openai, bedrock, vertex, gemini (their fields, e.g. "
+                       "region or deployment, are set in litmus.yaml; see docs/judges.md), replay (recorded verdicts "
+                       "only) or none (like --no-judge) [LITMUS_JUDGE_PROVIDER]")
     group.add_argument("--no-judge", action="store_true", default=None, help="deterministic checks only, on purpose: "
                        "LLM-based assertions are skipped and counted, and do not fail the suite. Without a judge and "
                        "without this flag they are not evaluated, which fails their suite [LITMUS_NO_JUDGE=1]")
     group.add_argument("--judge-model", metavar="NAME", help="judge model, e.g. gpt-4o-mini [LITMUS_JUDGE_MODEL]")
-    group.add_argument("--judge-base-url", metavar="URL", help="API base URL, e.g. http://localhost:11434/v1 "
-                       "[LITMUS_JUDGE_BASE_URL]")
+    group.add_argument("--judge-base-url", metavar="URL", help="API base URL, e.g. http://localhost:11434/v1; for "
+                       "azure_openai the resource's https://NAME.openai.azure.com; for bedrock and vertex it replaces "
+                       "the endpoint built from region / location (a private endpoint) [LITMUS_JUDGE_BASE_URL]")
     group.add_argument("--judge-api-key-env", metavar="VAR", help="NAME of the environment variable holding the API "
-                       "key (default OPENAI_API_KEY / ANTHROPIC_API_KEY) [LITMUS_JUDGE_API_KEY_ENV]")
+                       "key (default OPENAI_API_KEY / ANTHROPIC_API_KEY / AZURE_OPENAI_API_KEY / GEMINI_API_KEY; "
+                       "bedrock reads the AWS_* variables itself) [LITMUS_JUDGE_API_KEY_ENV]")
     group.add_argument("--judge-threshold", metavar="PERCENT", type=_number_flag("threshold"),
                        help="default pass threshold of LLM-based assertions "
                        "(default 75) [LITMUS_JUDGE_THRESHOLD]")

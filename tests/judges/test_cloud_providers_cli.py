@@ -106,3 +106,17 @@ def test_a_python_check_never_sees_the_credentials_the_bedrock_judge_signs_with(
     allowed = litmus(root, "run", "--base-url", target.base_url, "--env-allow", "AWS_SECRET_ACCESS_KEY", env=env)
     assert allowed.returncode == 2
     assert "--env-allow AWS_SECRET_ACCESS_KEY: never resolves" in allowed.stderr
+
+
+def test_the_aws_secret_and_session_token_are_masked_like_a_judge_key(tmp_path, target, fake_judge):
+    fields, _ = PROVIDERS["bedrock"]
+    suite = JUDGED_SUITE + '          - {type: contains, value: "never said"}\n'
+    root = project(tmp_path, target, "bedrock", fields.format(base=fake_judge.base_url), suite)
+    # A target that echoes them (a debug endpoint, a misconfigured proxy): the run's outputs still never show them.
+    target.json("/answer", {"answer": f"tomorrow; debug: {AWS_CREDENTIALS[1]} {AWS_CREDENTIALS[2]}"})
+    done = litmus(root, "run", "--base-url", target.base_url, "--out", "out", "--format", "markdown,html",
+                  env=AWS_ENV)
+    assert done.returncode == 1, done.stdout + done.stderr  # the contains check fails, showing the reply
+    texts = [done.stdout, done.stderr, *(path.read_text(errors="replace") for path in (root / "out").iterdir())]
+    assert "debug: *** ***" in (root / "out" / "results.json").read_text()
+    assert [secret for secret in AWS_CREDENTIALS[1:] for text in texts if secret in text] == []
