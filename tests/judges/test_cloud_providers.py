@@ -4,6 +4,7 @@ for real: a wrong key, signature, api-version or token is refused there, so thes
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from dataclasses import replace
 
@@ -11,7 +12,7 @@ import pytest
 from judge_helpers import assertion, context, evaluate
 from test_similar import REFERENCE, expected_cosine, similar
 
-from litmus.config import JudgeConfig, ProviderConfig
+from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.judges import JudgeConfigError, JudgeService
 from support.fake_judge import API_KEY, AWS_CREDENTIALS, AWS_ENV, AZURE_API_VERSION, GOOGLE_TOKEN
 
@@ -219,3 +220,26 @@ def test_each_providers_embeddings_serve_similar(fake_judge, tmp_path, provider)
     assert outcome.score == pytest.approx(expected_cosine(REFERENCE, close), abs=1e-4)
     assert {c.path for c in fake_judge.calls()} == {EMBEDDING_PATHS[provider]}
     assert outcome.judge.tiers[0].provider == provider
+
+
+def test_importing_litmus_and_its_judges_loads_no_cloud_library():
+    # They are imported only when a bedrock or vertex tier is set up: every other run keeps its start-up time.
+    code = ("import sys, litmus.cli, litmus.pipeline, litmus.judges.service, litmus.judges.embeddings; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('botocore', 'boto3', 'google', 'openai')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_cloud_providers_serve_as_escalation_tier_and_simulator(fake_judge, tmp_path):
+    # Tier 1 on Gemini scores inside the band, tier 2 on Bedrock decides; the simulated user plays on Vertex.
+    fake_judge.when("Order 1042", score=78)
+    fake_judge.play_user(["Where is order 1042?"])
+    config = judge_config(tmp_path, tier(fake_judge, "gemini"),
+                          escalation=EscalationConfig(band=10, to=tier(fake_judge, "bedrock")),
+                          simulator=tier(fake_judge, "vertex"))
+    service = JudgeService.from_config(config, environ=ENV)
+    outcome = evaluate(assertion(), context(service, "Order 1042 is delayed."))
+    assert outcome.judge.escalated and [t.provider for t in outcome.judge.tiers] == ["gemini", "bedrock"]
+    turn = service.simulate_turn("a customer", "find order 1042", [], turn=1)
+    assert (turn.message, turn.done) == ("Where is order 1042?", False)
+    assert [c.path.split("/")[1] for c in fake_judge.calls()] == ["v1beta", "model", "v1"]
