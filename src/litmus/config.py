@@ -39,9 +39,11 @@ from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
 NO_JUDGE = "none"
-PROVIDERS = ("openai", "anthropic", "azure_openai", "bedrock", "vertex", "gemini", "replay", NO_JUDGE)
+# The judges in a team's own cloud (docs/judges.md, "Providers in your own cloud").
+CLOUD_PROVIDERS = ("azure_openai", "bedrock", "vertex", "gemini")
+PROVIDERS = ("openai", "anthropic", *CLOUD_PROVIDERS, "replay", NO_JUDGE)
 # For `similar`: each provider's embeddings API, or recorded embeddings only (Anthropic has none).
-EMBEDDING_PROVIDERS = ("openai", "azure_openai", "bedrock", "vertex", "gemini", "replay")
+EMBEDDING_PROVIDERS = ("openai", *CLOUD_PROVIDERS, "replay")
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
                     "gemini": "https://generativelanguage.googleapis.com"}
 DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
@@ -444,7 +446,8 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Coll
         problems.error(span, f"judge.embeddings takes {', '.join(_TIER_KEYS)} (provider: one of "
                              f"{', '.join(EMBEDDING_PROVIDERS)})")
         return _INVALID
-    provider = raw.get("provider", "openai")
+    # A cloud judge's own embeddings by default (the team's tenant, the same credentials); else OpenAI's.
+    provider = raw.get("provider", tier1.provider if tier1.provider in CLOUD_PROVIDERS else "openai")
     if provider not in EMBEDDING_PROVIDERS:
         problems.error(span, f"judge.embeddings.provider: {provider!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}")
         return _INVALID

@@ -49,6 +49,15 @@ def test_base_url_replaces_the_built_endpoint_and_a_second_tier_inherits_the_coo
     assert judge.simulator.base_url == "https://bedrock-runtime.us-east-1.amazonaws.com"
 
 
+def test_embeddings_default_to_a_cloud_judges_own_provider_and_coordinates(tmp_path):
+    _write(tmp_path, BEDROCK + "  embeddings: {model: amazon.titan-embed-text-v2:0}\n")
+    embeddings = resolve_config(_args(), {}, tmp_path).judge.embeddings
+    assert (embeddings.provider, embeddings.region, embeddings.base_url) == (
+        "bedrock", "eu-west-3", "https://bedrock-runtime.eu-west-3.amazonaws.com")
+    _write(tmp_path, "judge:\n  provider: anthropic\n  model: m\n  embeddings: {model: e}\n")
+    assert resolve_config(_args(), {}, tmp_path).judge.embeddings.provider == "openai"
+
+
 def test_an_entra_token_replaces_the_default_key_variable(tmp_path):
     _write(tmp_path, AZURE + "  token_env: ENTRA_TOKEN\n")
     judge = resolve_config(_args(), {}, tmp_path).judge

@@ -257,9 +257,9 @@ class BedrockSigning:
 
     def _load_credentials(self) -> None:
         try:
-            from botocore.auth import SigV4Auth
-            from botocore.awsrequest import AWSRequest
-            from botocore.credentials import EnvProvider
+            from botocore.auth import SigV4Auth  # lazy: the bedrock extra
+            from botocore.awsrequest import AWSRequest  # lazy: the bedrock extra
+            from botocore.credentials import EnvProvider  # lazy: the bedrock extra
         except ImportError:
             raise JudgeConfigError(f"the {self.name} provider needs botocore: pip install 'litmus-lab[bedrock]'") \
                 from None
@@ -321,9 +321,9 @@ class GoogleEndpoint:
         if self.name != "vertex" or self.tier.token_env:
             return
         try:
-            import google.auth
-            from google.auth.exceptions import DefaultCredentialsError
-            from google.auth.transport.requests import Request
+            import google.auth  # lazy: the vertex extra
+            from google.auth.exceptions import DefaultCredentialsError  # lazy: the vertex extra
+            from google.auth.transport.requests import Request  # lazy: the vertex extra
         except ImportError:
             raise JudgeConfigError(f"the {self.name} provider needs google-auth for application-default "
                                    "credentials: pip install 'litmus-lab[vertex]' (or set judge.token_env)") from None
@@ -352,7 +352,7 @@ class GoogleEndpoint:
     def _access_token(self) -> str:
         if self._google_credentials is None:
             return self._api_key or ""
-        from google.auth.exceptions import GoogleAuthError
+        from google.auth.exceptions import GoogleAuthError  # lazy: the vertex extra, loaded with the credentials
 
         with self._token_lock:  # one refresh for the calls in flight
             if not self._google_credentials.valid:
