@@ -4,11 +4,14 @@ fields that build an endpoint, inheritance by a second tier, and what an untrust
 from __future__ import annotations
 
 import pytest
+from judge_helpers import assertion, context, evaluate
 from test_config import _args, _write
 from test_trust_policy import _commit, _untrusted
 
 from litmus.config import resolve_config
 from litmus.errors import ProbeError
+from litmus.judges import JudgeService
+from support.fake_judge import AWS_ENV
 
 AZURE = """\
 judge:
@@ -123,3 +126,21 @@ def test_an_untrusted_run_applies_the_base_commits_coordinates_but_not_its_endpo
     assert any("judge.base_url, judge.token_env" in note for note in run_config.notes)
     allowed = resolve_config(_args(), {}, tmp_path, trust=_untrusted(base, env_allow=frozenset({"VERTEX_TOKEN"})))
     assert allowed.judge.token_env == "VERTEX_TOKEN"
+
+
+def test_attack_the_prs_litmus_yaml_points_a_bedrock_judge_and_its_signature_at_its_own_host(
+        tmp_path, fake_judge, second_judge):
+    pr_host = second_judge
+    base = _commit(tmp_path, {"litmus.yaml": BEDROCK})
+    _commit(tmp_path, {"litmus.yaml": BEDROCK.replace("eu-west-3", "us-east-1") + f"  base_url: {pr_host.base_url}\n"
+                       f"  simulator: {{base_url: {pr_host.base_url}}}\n"}, "the pull request")
+    trust = _untrusted(base)
+    # The action's judge-base-url input stands for the team's private Bedrock endpoint.
+    run_config = resolve_config(_args("--judge-base-url", fake_judge.base_url), {}, tmp_path, trust=trust)
+    service = JudgeService.from_config(run_config.judge, AWS_ENV, trust=trust)
+    outcome = evaluate(assertion(), context(service, "Order 1042 is delayed."))
+    service.simulate_turn("a customer", "find order 1042", [], turn=1)
+    assert outcome.status == "passed", outcome.reason
+    assert pr_host.connections == 0
+    assert all("/eu-west-3/bedrock/aws4_request" in call.headers["authorization"] for call in fake_judge.calls())
+    assert len(fake_judge.calls()) == 2
