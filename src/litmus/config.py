@@ -18,8 +18,10 @@ action's inputs) or the provider's defaults; `RunConfig.notes` says what was lef
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,11 +39,37 @@ from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
 NO_JUDGE = "none"
-PROVIDERS = ("openai", "anthropic", "replay", NO_JUDGE)
-# For `similar`: an OpenAI-compatible /embeddings endpoint, or recorded embeddings only.
-EMBEDDING_PROVIDERS = ("openai", "replay")
-DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
-DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# The judges in a team's own cloud (docs/judges.md, "Providers in your own cloud").
+CLOUD_PROVIDERS = ("azure_openai", "bedrock", "vertex", "gemini")
+PROVIDERS = ("openai", "anthropic", *CLOUD_PROVIDERS, "replay", NO_JUDGE)
+# For `similar`: each provider's embeddings API, or recorded embeddings only (Anthropic has none).
+EMBEDDING_PROVIDERS = ("openai", *CLOUD_PROVIDERS, "replay")
+DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                    "gemini": "https://generativelanguage.googleapis.com"}
+DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+                       "azure_openai": "AZURE_OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+# What a provider reads itself from the environment to sign with (botocore's names), besides its key variable.
+SIGNING_SECRETS = {"bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")}
+# The provider fields besides provider and model, per provider; those a provider needs are required.
+PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {
+    "openai": ("base_url", "api_key_env"), "anthropic": ("base_url", "api_key_env"),
+    "azure_openai": ("base_url", "deployment", "api_version", "api_key_env", "token_env"),
+    "bedrock": ("base_url", "region"), "vertex": ("base_url", "project", "location", "token_env"),
+    "gemini": ("base_url", "api_key_env"), "replay": (),
+}
+REQUIRED_FIELDS = {"azure_openai": ("base_url", "deployment", "api_version"), "bedrock": ("region",),
+                   "vertex": ("project", "location")}
+# Fields that build the endpoint's host or path: anything else (a dot, a slash, `@`, `#`) could send the key
+# elsewhere, so a value outside these is an error, never escaped and sent.
+FIELD_PATTERNS = {
+    "region": re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}"),  # AWS: us-east-1, ap-southeast-2, us-gov-west-1
+    "location": re.compile(r"global|[a-z]+(-[a-z]+)*\d{1,2}"),  # Google Cloud: us-central1, europe-west4, global
+    "project": re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),  # Google Cloud project id
+    "deployment": re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"),  # Azure OpenAI deployment name
+    "api_version": re.compile(r"\d{4}-\d{2}-\d{2}(-preview)?"),  # Azure OpenAI api-version
+}
+FIELD_EXAMPLES = {"region": "us-east-1", "location": "us-central1", "project": "my-project-123",
+                  "deployment": "gpt-4o-mini", "api_version": "2024-10-21"}
 DEFAULT_CACHE_DIR = ".litmus/cache"
 CONFIG_FILE = "litmus.yaml"
 
@@ -54,10 +82,30 @@ class ProviderConfig:
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
+    # The NAME of the variable holding an OAuth / Entra access token (azure_openai, vertex), sent as a bearer token.
+    token_env: str | None = None
+    # Azure OpenAI: the deployment called and the api-version query parameter.
+    deployment: str | None = None
+    api_version: str | None = None
+    # Bedrock: the AWS region; Vertex AI: the Google Cloud project and location.
+    region: str | None = None
+    project: str | None = None
+    location: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.provider}:{self.model}"
+
+    @property
+    def secret_variables(self) -> tuple[str, ...]:
+        """The variables whose values this tier sends or signs with: masked in every output of the run."""
+        return tuple(filter(None, (self.credential_env, *SIGNING_SECRETS.get(self.provider, ()))))
+
+    @property
+    def credential_env(self) -> str | None:
+        """The variable this tier's credential is read from (an API key, else a token); None: the provider's own
+        credentials (Bedrock's AWS variables, Vertex's application-default credentials)."""
+        return self.api_key_env or self.token_env
 
 
 @dataclass(frozen=True)
@@ -74,6 +122,12 @@ class JudgeConfig:
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
+    token_env: str | None = None
+    deployment: str | None = None
+    api_version: str | None = None
+    region: str | None = None
+    project: str | None = None
+    location: str | None = None
     threshold: float = 75
     concurrency: int = 8
     max_calls: int = 1000
@@ -94,7 +148,7 @@ class JudgeConfig:
 
     @property
     def tier1(self) -> ProviderConfig:
-        return ProviderConfig(self.provider, self.model, self.base_url, self.api_key_env)
+        return ProviderConfig(**{name: getattr(self, name) for name in _TIER_KEYS})
 
 
 @dataclass(frozen=True)
@@ -121,8 +175,14 @@ _OVERRIDES: tuple[tuple[str, str, str, str], ...] = (
     ("cache", "cache_dir", "LITMUS_CACHE_DIR", "string"),
     ("timeout_ms", "judge_timeout_ms", "LITMUS_JUDGE_TIMEOUT_MS", "positive"),
 )
-_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "simulator", "retries", "max_tokens"}
-_TIER_KEYS = ("provider", "model", "base_url", "api_key_env")
+_TIER_KEYS = ("provider", "model", "base_url", "api_key_env", "token_env", "deployment", "api_version", "region",
+              "project", "location")
+# Tier keys only the file gives (no flag): credentials and cloud coordinates are the repository's configuration.
+_FILE_TIER_KEYS = ("token_env", "deployment", "api_version", "region", "project", "location")
+_FILE_KEYS = {key for key, *_ in _OVERRIDES} | {"escalation", "embeddings", "simulator", "retries", "max_tokens",
+                                                *_FILE_TIER_KEYS}
+# Variable names: refused when they name one of the action's credentials, left out of an untrusted run's file.
+_CREDENTIAL_KEYS = ("api_key_env", "token_env")
 _TRUE = ("1", "true", "yes", "on")
 # Where a setting given by a flag or a LITMUS_* variable is said to come from (the operator's, never the PR's).
 _COMMAND_LINE, _ENVIRONMENT = "<command line>", "<environment>"
@@ -137,16 +197,19 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--config", metavar="PATH", help="project config file (default: litmus.yaml at the repository "
                        "root, if present) [LITMUS_CONFIG]")
     group.add_argument("--judge-provider", choices=PROVIDERS, help="openai (any OpenAI-compatible chat-completions "
-                       "API), anthropic (Messages API), replay (recorded verdicts only) or none (like --no-judge) "
-                       "[LITMUS_JUDGE_PROVIDER]")
+                       "API), anthropic (Messages API), azure_openai, bedrock, vertex, gemini (their fields, e.g. "
+                       "region or deployment, are set in litmus.yaml; see docs/judges.md), replay (recorded verdicts "
+                       "only) or none (like --no-judge) [LITMUS_JUDGE_PROVIDER]")
     group.add_argument("--no-judge", action="store_true", default=None, help="deterministic checks only, on purpose: "
                        "LLM-based assertions are skipped and counted, and do not fail the suite. Without a judge and "
                        "without this flag they are not evaluated, which fails their suite [LITMUS_NO_JUDGE=1]")
     group.add_argument("--judge-model", metavar="NAME", help="judge model, e.g. gpt-4o-mini [LITMUS_JUDGE_MODEL]")
-    group.add_argument("--judge-base-url", metavar="URL", help="API base URL, e.g. http://localhost:11434/v1 "
-                       "[LITMUS_JUDGE_BASE_URL]")
+    group.add_argument("--judge-base-url", metavar="URL", help="API base URL, e.g. http://localhost:11434/v1; for "
+                       "azure_openai the resource's https://NAME.openai.azure.com; for bedrock and vertex it replaces "
+                       "the endpoint built from region / location (a private endpoint) [LITMUS_JUDGE_BASE_URL]")
     group.add_argument("--judge-api-key-env", metavar="VAR", help="NAME of the environment variable holding the API "
-                       "key (default OPENAI_API_KEY / ANTHROPIC_API_KEY) [LITMUS_JUDGE_API_KEY_ENV]")
+                       "key (default OPENAI_API_KEY / ANTHROPIC_API_KEY / AZURE_OPENAI_API_KEY / GEMINI_API_KEY; "
+                       "bedrock reads the AWS_* variables itself) [LITMUS_JUDGE_API_KEY_ENV]")
     group.add_argument("--judge-threshold", metavar="PERCENT", type=_number_flag("threshold"),
                        help="default pass threshold of LLM-based assertions "
                        "(default 75) [LITMUS_JUDGE_THRESHOLD]")
@@ -288,14 +351,17 @@ def _tier_sections(values: dict[str, Any]) -> list[tuple[str, str, dict[str, Any
 
 
 def _refuse_credential_names(values: dict[str, Any], sources: dict[str, Position], problems: Collector) -> None:
-    """Every mode: no `api_key_env` may name one of the action's credentials (the GitHub token, its inputs...)."""
+    """Every mode: no `api_key_env` or `token_env` may name one of the action's credentials (the GitHub token, its
+    inputs, the cloud credentials the providers read themselves...)."""
     for prefix, setting, section in _tier_sections(values):
-        name = section.get("api_key_env")
-        if isinstance(name, str) and never_resolves(name):
-            problems.error(Span(sources[setting]),
-                           f"{prefix}api_key_env: {name!r} names one of the action's credentials "
-                           f"({', '.join(NEVER_RESOLVE)}), which never resolve, in any mode; name the "
-                           "variable that holds the judge's API key")
+        for field in _CREDENTIAL_KEYS:
+            name = section.get(field)
+            if isinstance(name, str) and never_resolves(name):
+                where = sources[field] if prefix == "judge." else sources[setting]
+                problems.error(Span(where),
+                               f"{prefix}{field}: {name!r} names one of the action's credentials "
+                               f"({', '.join(NEVER_RESOLVE)}), which never resolve, in any mode; name the "
+                               "variable that holds the judge's API key or token")
 
 
 def _untrusted_settings(values: dict[str, Any], sources: dict[str, Position],
@@ -306,9 +372,9 @@ def _untrusted_settings(values: dict[str, Any], sources: dict[str, Position],
     left_out: list[str] = []
 
     def allowed(section: dict[str, Any], field: str) -> bool:
-        return field == "api_key_env" and trust.may_resolve(str(section[field]))
+        return field in _CREDENTIAL_KEYS and trust.may_resolve(str(section[field]))
 
-    for field in ("base_url", "api_key_env"):
+    for field in ("base_url", *_CREDENTIAL_KEYS):
         from_file = field in kept and sources[field].path not in (_COMMAND_LINE, _ENVIRONMENT)
         if from_file and not allowed(kept, field):
             del kept[field]
@@ -319,7 +385,7 @@ def _untrusted_settings(values: dict[str, Any], sources: dict[str, Position],
         if isinstance(kept.get(name), dict):
             kept[name] = dict(kept[name])
     for prefix, _, section in _tier_sections(kept)[1:]:  # copies: sections only a file can give
-        for field in ("base_url", "api_key_env"):
+        for field in ("base_url", *_CREDENTIAL_KEYS):
             if field in section and not allowed(section, field):
                 del section[field]
                 left_out.append(prefix + field)
@@ -342,9 +408,11 @@ def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: boo
         if "escalation" in values else None
     if model is None or escalation is _INVALID:
         return None
-    tier1 = _with_provider_defaults(ProviderConfig(provider, model, values.get("base_url"), values.get("api_key_env")))
+    tier1 = _with_provider_defaults(ProviderConfig(provider, model, **_fields(values)))
+    valid = _check_tier("judge.", tier1, lambda field: sources.get(field, sources["provider"]), problems)
     if escalation is not None:
         escalation = EscalationConfig(escalation.band, _inherit(escalation.to, tier1))
+        valid &= _check_tier("judge.escalation.to.", escalation.to, lambda _: sources["escalation"], problems)
     if "embeddings" in values:
         embeddings = _embeddings(values["embeddings"], tier1, sources["embeddings"], problems)
         if embeddings is _INVALID:
@@ -356,9 +424,14 @@ def _judge(values: dict, sources: dict, display: str, root: Path, use_cache: boo
         if "simulator" in values else None
     if simulator is _INVALID:
         return None
+    for name, tier in (("embeddings", embeddings), ("simulator", simulator)):
+        if tier is not None and name in sources:
+            valid &= _check_tier(f"judge.{name}.", tier, lambda _, name=name: sources[name], problems)
+    if not valid:
+        return None
     cache = Path(values.get("cache", DEFAULT_CACHE_DIR))
     return JudgeConfig(
-        provider=tier1.provider, model=tier1.model, base_url=tier1.base_url, api_key_env=tier1.api_key_env,
+        **{name: getattr(tier1, name) for name in _TIER_KEYS},
         cache=cache if cache.is_absolute() else root / cache, use_cache=use_cache, record=record,
         escalation=escalation, embeddings=embeddings, simulator=simulator,
         **{k: values[k] for k in ("threshold", "concurrency", "max_calls", "timeout_ms", "retries", "max_tokens")
@@ -370,9 +443,11 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Coll
     """The embeddings model of `similar`, or _INVALID (the problem recorded)."""
     span = Span(where)
     if not isinstance(raw, dict) or set(raw) - set(_TIER_KEYS):
-        problems.error(span, "judge.embeddings takes provider (openai or replay), model, base_url and api_key_env")
+        problems.error(span, f"judge.embeddings takes {', '.join(_TIER_KEYS)} (provider: one of "
+                             f"{', '.join(EMBEDDING_PROVIDERS)})")
         return _INVALID
-    provider = raw.get("provider", "openai")
+    # A cloud judge's own embeddings by default (the team's tenant, the same credentials); else OpenAI's.
+    provider = raw.get("provider", tier1.provider if tier1.provider in CLOUD_PROVIDERS else "openai")
     if provider not in EMBEDDING_PROVIDERS:
         problems.error(span, f"judge.embeddings.provider: {provider!r} is not one of {', '.join(EMBEDDING_PROVIDERS)}")
         return _INVALID
@@ -380,7 +455,7 @@ def _embeddings(raw: Any, tier1: ProviderConfig, where: Position, problems: Coll
     if not isinstance(model, str) or not model.strip():
         problems.error(span, "judge.embeddings.model is required (e.g. text-embedding-3-small)")
         return _INVALID
-    return _inherit(ProviderConfig(provider, model.strip(), raw.get("base_url"), raw.get("api_key_env")), tier1)
+    return _inherit(ProviderConfig(provider, model.strip(), **_fields(raw)), tier1)
 
 
 def _simulator(raw: Any, tier1: ProviderConfig, where: Position, problems: Collector) -> Any:
@@ -400,15 +475,14 @@ def _simulator(raw: Any, tier1: ProviderConfig, where: Position, problems: Colle
             problems.error(span, f"judge.simulator.model: expected a non-empty string, got {model!r}")
         return _INVALID
     model = model.strip() if model else ("replay" if provider == "replay" else "")
-    return _inherit(ProviderConfig(provider, model, raw.get("base_url"), raw.get("api_key_env")), tier1)
+    return _inherit(ProviderConfig(provider, model, **_fields(raw)), tier1)
 
 
 def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -> Any:
     """The escalation section with `to` as given (fields left out are None), or _INVALID."""
     span = Span(where)
     if not isinstance(raw, dict) or set(raw) - {"band", "to"} or not isinstance(raw.get("to"), dict):
-        problems.error(span, "judge.escalation takes `band` (percent) and `to` "
-                             "({provider, model, base_url, api_key_env})")
+        problems.error(span, f"judge.escalation takes `band` (percent) and `to` ({{{', '.join(_TIER_KEYS)}}})")
         return _INVALID
     band = _coerce(raw.get("band", 10), "percent", "escalation.band", where, problems)
     to = raw["to"]
@@ -424,8 +498,7 @@ def _escalation(raw: Any, provider: str, where: Position, problems: Collector) -
         return _INVALID
     model = to.get("model")
     return EscalationConfig(band=band, to=ProviderConfig(
-        provider=tier_provider, model=str(model) if model is not None else "",
-        base_url=to.get("base_url"), api_key_env=to.get("api_key_env")))
+        provider=tier_provider, model=str(model) if model is not None else "", **_fields(to)))
 
 
 def _inherit(to: ProviderConfig, tier1: ProviderConfig) -> ProviderConfig:
@@ -433,12 +506,17 @@ def _inherit(to: ProviderConfig, tier1: ProviderConfig) -> ProviderConfig:
     # Where and how to authenticate only carry over within one provider: an OpenAI base URL or key
     # must never be sent to Anthropic because the second tier left them out. And a key goes only to
     # the endpoint it was configured for: a tier on another endpoint names its own (or the default).
+    # Cloud coordinates (region, project, deployment...) carry over within one provider too, and decide the
+    # endpoint, so they are inherited before it is built.
     same = to.provider == tier1.provider
-    tier = _with_provider_defaults(replace(to, model=to.model or tier1.model,
-                                           base_url=to.base_url or (tier1.base_url if same else None)))
-    if to.api_key_env or not (same and _same_endpoint(tier.base_url, tier1.base_url)):
+    coordinates = {name: getattr(to, name) or (getattr(tier1, name) if same else None) for name in _FILE_TIER_KEYS
+                   if name != "token_env"}
+    tier = _with_provider_defaults(replace(to, model=to.model or tier1.model, **coordinates,
+                                           base_url=to.base_url or (tier1.base_url if same and not to.region
+                                                                    and not to.location else None)))
+    if to.credential_env or not (same and _same_endpoint(tier.base_url, tier1.base_url)):
         return tier
-    return replace(tier, api_key_env=tier1.api_key_env)
+    return replace(tier, api_key_env=tier1.api_key_env, token_env=tier1.token_env)
 
 
 def _same_endpoint(url: str | None, other: str | None) -> bool:
@@ -447,11 +525,65 @@ def _same_endpoint(url: str | None, other: str | None) -> bool:
 
 
 def _with_provider_defaults(tier: ProviderConfig) -> ProviderConfig:
+    """The tier with its endpoint (given, else built from its coordinates, else the provider's) and key variable
+    (given, else the provider's, unless a token is configured instead)."""
     return replace(
         tier,
-        base_url=(tier.base_url or DEFAULT_BASE_URL.get(tier.provider, "")).rstrip("/") or None,
-        api_key_env=tier.api_key_env or DEFAULT_API_KEY_ENV.get(tier.provider),
+        base_url=(tier.base_url or _built_endpoint(tier) or DEFAULT_BASE_URL.get(tier.provider, "")).rstrip("/")
+        or None,
+        api_key_env=tier.api_key_env or (None if tier.token_env else DEFAULT_API_KEY_ENV.get(tier.provider)),
     )
+
+
+def _built_endpoint(tier: ProviderConfig) -> str | None:
+    """The endpoint a provider builds from its coordinates (used only once `_check_tier` accepted them)."""
+    if tier.provider == "bedrock" and tier.region:
+        return f"https://bedrock-runtime.{tier.region}.amazonaws.com"
+    if tier.provider == "vertex" and tier.location:
+        return "https://aiplatform.googleapis.com" if tier.location == "global" else \
+            f"https://{tier.location}-aiplatform.googleapis.com"
+    return None
+
+
+def _fields(section: Mapping[str, Any]) -> dict[str, Any]:
+    """The provider fields of a tier section besides provider and model, as given (None when left out)."""
+    return {name: None if section.get(name) is None else _text(section[name]) for name in _TIER_KEYS[2:]}
+
+
+def _text(value: Any) -> Any:
+    """A scalar as written: YAML reads `api_version: 2024-10-21` as a date, which is meant as its text."""
+    return value.isoformat() if isinstance(value, datetime.date) else str(value)
+
+
+def _check_tier(prefix: str, tier: ProviderConfig, where: Callable[[str], Position], problems: Collector) -> bool:
+    """Whether the tier's fields fit its provider: each field one it takes, those it needs given, the values that
+    build its endpoint matching their patterns; every problem is recorded at `where(field)`."""
+    takes, valid = PROVIDER_FIELDS[tier.provider], True
+    for field in _TIER_KEYS[2:]:
+        value = getattr(tier, field)
+        if value is None or field in takes or (tier.provider == "replay" and field in ("base_url", "api_key_env")):
+            continue  # a replayed tier ignores where the recorded one was
+        users = [name for name, fields in PROVIDER_FIELDS.items() if field in fields]
+        problems.error(Span(where(field)), f"{prefix}{field}: provider {tier.provider} takes no {field} "
+                                           f"(it is for {', '.join(users)})")
+        valid = False
+    for field in REQUIRED_FIELDS.get(tier.provider, ()):
+        if not getattr(tier, field):
+            example = FIELD_EXAMPLES.get(field, "https://NAME.openai.azure.com")
+            problems.error(Span(where("provider")), f"{prefix}{field} is required for provider {tier.provider} "
+                                                    f"(e.g. {example})")
+            valid = False
+    for field, pattern in FIELD_PATTERNS.items():
+        value = getattr(tier, field)
+        if value is not None and not pattern.fullmatch(value):
+            problems.error(Span(where(field)), f"{prefix}{field}: {value!r} is not a valid {field} (e.g. "
+                                               f"{FIELD_EXAMPLES[field]}): it builds the endpoint the credentials "
+                                               "are sent to")
+            valid = False
+    if tier.provider == "azure_openai" and tier.api_key_env and tier.token_env:
+        problems.error(Span(where("token_env")), f"{prefix}token_env: give api_key_env or token_env, not both")
+        valid = False
+    return valid
 
 
 # What `_coerce` returns for a value it reported as invalid.
@@ -467,6 +599,7 @@ def _coerce(value: Any, kind: str, key: str, where: Position, problems: Collecto
             return _INVALID
         return value
     if kind == "string":
+        value = _text(value) if isinstance(value, datetime.date) else value
         if not isinstance(value, str) or not value.strip():
             problems.error(span, f"judge.{key}: expected a non-empty string, got {value!r}")
             return _INVALID
@@ -507,7 +640,8 @@ def _flag(args: argparse.Namespace, dest: str, environ: Mapping[str, str], varia
 
 _KINDS = {"threshold": "percent", "max_calls": "count", "retries": "count", "concurrency": "positive",
           "timeout_ms": "positive", "max_tokens": "positive", "provider": "choice", "model": "string",
-          "base_url": "string", "api_key_env": "string", "cache": "string"}
+          "base_url": "string", "api_key_env": "string", "cache": "string",
+          **{key: "string" for key in _FILE_TIER_KEYS}}
 
 
 def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[dict[str, Any], dict[str, Position]]:

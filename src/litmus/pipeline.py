@@ -150,8 +150,9 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         channel.diagnostics(exc.diagnostics)
         raise RunRefused("litmus.yaml has errors", reported=True) from None
     if config.judge:
-        tiers = [config.judge.tier1] + ([config.judge.escalation.to] if config.judge.escalation else [])
-        channel.mask(environ.get(t.api_key_env or "") for t in tiers)
+        judge = config.judge
+        tiers = [judge.tier1, judge.escalation.to if judge.escalation else None, judge.simulator, judge.embeddings]
+        channel.mask(environ.get(name) for t in tiers if t for name in t.secret_variables)
     options.judge_disabled = config.judge_disabled
     request.decisions = decisions = decisions_for_run(request.root, options.trust, request.decision_sources)
     if decisions.loaded.errors:

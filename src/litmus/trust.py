@@ -18,8 +18,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-# The contract's "Trust in the action": names that never resolve, whatever env-allow says.
-NEVER_RESOLVE: tuple[str, ...] = ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_*", "ACTIONS_*", "RUNNER_*")
+# The contract's "Trust in the action": names that never resolve, whatever env-allow says. The action's own
+# credentials, then the cloud credentials the judge providers read themselves from the real environment (Bedrock's
+# AWS variables, Vertex's application-default credentials as google-github-actions/auth and gcloud set them, Azure's
+# service-principal secrets): a probe's template, a python check or an `api_key_env` never sees them. Keys a user
+# names for a judge (AZURE_OPENAI_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY) are not in this list.
+NEVER_RESOLVE: tuple[str, ...] = (
+    "GITHUB_TOKEN", "GH_TOKEN", "INPUT_*", "ACTIONS_*", "RUNNER_*",
+    "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GHA_CREDS_PATH", "CLOUDSDK_AUTH_*", "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_*", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_PASSWORD",
+)
 
 # Outside the probe paths, what decides a run's verdicts: the project config and `.litmus/` (decisions,
 # recorded verdicts). The trust decision requires them as committed; the comment lists the PR's changes to them.

@@ -2,6 +2,7 @@
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,10 @@ def test_lock_pins_every_runtime_dependency_exactly():
                 if line and not line.startswith("#"))
     names = {name.lower().replace("_", "-") for name in pins}
     assert {"pyyaml", "jsonpath-ng", "requests", "junit-xml", "markdown-it-py", "jsonschema", "urllib3"} <= names
+    # The image serves every judge provider: the extras' libraries are pinned too.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
+    for requirement in extras["bedrock"] + extras["vertex"]:
+        assert re.match(r"[A-Za-z0-9_.-]+", requirement).group().lower() in names
     assert all(re.fullmatch(r"\d+(\.\d+)*(\.post\d+)?", version) for version in pins.values())
 
 

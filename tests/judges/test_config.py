@@ -87,7 +87,7 @@ def test_an_explicit_config_path_must_exist(tmp_path):
 @pytest.mark.parametrize(("text", "message", "where"), [
     ("judge:\n  provider: openai\n  modle: x\n", "unknown judge setting 'modle'", "litmus.yaml:3:3"),
     ("judgе: {}\n", "unknown config section", "litmus.yaml:1:1"),
-    ("judge:\n  provider: gemini\n  model: x\n", "'gemini' is not one of openai, anthropic", "litmus.yaml:2:13"),
+    ("judge:\n  provider: mistral\n  model: x\n", "'mistral' is not one of openai, anthropic", "litmus.yaml:2:13"),
     ("judge:\n  provider: openai\n", "judge.model is required", "litmus.yaml:2:13"),
     ("judge:\n  model: x\n", "judge.provider is required", "litmus.yaml"),
     ("judge:\n  provider: openai\n  model: x\n  threshold: 120\n", "number from 0 to 100", "litmus.yaml:4:14"),

@@ -123,7 +123,7 @@ def test_a_replayed_judge_replays_embeddings_too(tmp_path, args):
 
 
 @pytest.mark.parametrize(("embeddings", "message"), [
-    ("{provider: anthropic, model: m}", "not one of openai, replay"),
+    ("{provider: anthropic, model: m}", "not one of openai, azure_openai, bedrock, vertex, gemini, replay"),
     ("{provider: openai}", "judge.embeddings.model is required"),
     ("{model: m, dimensions: 256}", "judge.embeddings takes provider"),
 ])

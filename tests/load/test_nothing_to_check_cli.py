@@ -76,7 +76,7 @@ flows:"""))
 def test_validate_reports_every_litmus_yaml_error_positioned_like_probe_errors(project):
     (project / "probes" / "orders.yaml").write_text(SUITE)
     (project / "litmus.yaml").write_text(
-        "judge:\n  provider: gemini\n  modle: x\n  threshold: 200\n  concurrency: 0\nreports: {}\n")
+        "judge:\n  provider: mistral\n  modle: x\n  threshold: 200\n  concurrency: 0\nreports: {}\n")
     done = litmus(project, "validate")
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if ": error: " in line]

@@ -1,6 +1,7 @@
 """What `{{ env.NAME }}` and `{{ secrets.NAME }}` may read, and the masking of env values.
 
-The action's credentials (GITHUB_TOKEN, GH_TOKEN, INPUT_*, ACTIONS_*, RUNNER_*) never resolve, through
+The action's credentials (GITHUB_TOKEN, GH_TOKEN, INPUT_*, ACTIONS_*, RUNNER_*, and the cloud credentials the
+judge providers read themselves: AWS_*, GOOGLE_APPLICATION_CREDENTIALS...) never resolve, through
 any indirection and with no `default` to stand in; an untrusted run resolves only the names in
 env-allow; and every env value is masked in every output unless `--env-allow` lists its name. Each
 attack runs against a listener on 127.0.0.1 that must never receive the value.
@@ -28,6 +29,9 @@ CREDENTIALS = {
     "INPUT_GITHUB-TOKEN": "ghs_Mw4Xc8Pv3Nt6Gk1Rb9",
     "ACTIONS_RUNTIME_TOKEN": "eyJ0eXAiOiJKV1QiLCJhbGci",
     "RUNNER_TEMP": "Zr5Fq9Wd2Ty7Hm3Lx0",
+    # The cloud credentials the judge providers read themselves (Bedrock, Vertex).
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI7K7MDENGbPxRfiCYEXAMPLEKEY",
+    "GOOGLE_APPLICATION_CREDENTIALS": "/tmp/gha-Xq7Lp2Vb9Nw4.json",
 }
 
 CREDENTIAL_SUITE = """version: 1
@@ -53,6 +57,8 @@ NEVER = [
     # Set or not, a never-resolve name is an error: no fallback stands in for a token.
     ("{{ env.RUNNER_TEMP | default('fallback') }}", "RUNNER_TEMP"),
     ("{{ env.RUNNER_DEBUG | default('fallback') }}", "RUNNER_DEBUG"),
+    ("{{ secrets.AWS_SECRET_ACCESS_KEY }}", "AWS_SECRET_ACCESS_KEY"),
+    ("{{ env.GOOGLE_APPLICATION_CREDENTIALS | default('fallback') }}", "GOOGLE_APPLICATION_CREDENTIALS"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Embeddings for `similar`: an OpenAI-compatible `/embeddings` client, recorded embeddings, cosine.
+"""Embeddings for `similar`: each provider's embeddings client, recorded embeddings, cosine.
 
 The judge service (`litmus.judges.service`) owns caching, cassettes and the call budget, as for
 verdicts; this module only speaks the wire format and does the arithmetic.
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
 from litmus.judges.cache import DistrustedRecording, Recordings, embedding_cassette_key, embedding_cassettes
-from litmus.judges.providers import HTTPTransport, ProviderError
+from litmus.judges.providers import AzureEndpoint, BedrockSigning, GoogleEndpoint, HTTPTransport, ProviderError
 from litmus.text import clip
 
 
@@ -22,20 +23,67 @@ class Embedding:
     input_tokens: int = 0
 
 
-class OpenAIEmbeddings(HTTPTransport):
+class HTTPEmbeddings(HTTPTransport, ABC):
+    """An embeddings API over HTTP: a text in, its vector out."""
+
+    @abstractmethod
+    def embed(self, text: str) -> Embedding:
+        """The text's embedding in this provider's wire format."""
+
+    def _vector(self, vector: object, where: str, input_tokens: object) -> Embedding:
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise self._error(f"{where} is not a list of numbers: {json.dumps(vector)[:200]}")
+        return Embedding([float(x) for x in vector], int(input_tokens or 0))
+
+
+class OpenAIEmbeddings(HTTPEmbeddings):
     """`POST {base_url}/embeddings` as OpenAI (and vLLM, Ollama, LiteLLM...) serve it."""
 
     def embed(self, text: str) -> Embedding:
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        data = self._post(f"{self.base_url}/embeddings", headers, {"model": self.model, "input": text})
+        data = self._post(self._url("embeddings"), self._headers(), {"model": self.model, "input": text})
         try:
             vector = data["data"][0]["embedding"]
         except (KeyError, IndexError, TypeError):
             raise self._error(f"no data[0].embedding in reply: {json.dumps(data)[:200]}") from None
-        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
-            raise self._error(f"data[0].embedding is not a list of numbers: {json.dumps(vector)[:200]}")
-        usage = data.get("usage") or {}
-        return Embedding([float(x) for x in vector], int(usage.get("prompt_tokens") or 0))
+        return self._vector(vector, "data[0].embedding", (data.get("usage") or {}).get("prompt_tokens"))
+
+
+class AzureOpenAIEmbeddings(AzureEndpoint, OpenAIEmbeddings):
+    """Azure OpenAI embeddings: the OpenAI wire format on a deployment of the team's own resource."""
+
+
+class BedrockEmbeddings(BedrockSigning, HTTPEmbeddings):
+    """Amazon Titan text embeddings through Bedrock's `InvokeModel` (`POST /model/{modelId}/invoke`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._load_credentials()
+
+    def embed(self, text: str) -> Embedding:
+        data = self._post(self._model_url("invoke"), {}, {"inputText": text})
+        return self._vector(data.get("embedding"), "embedding", data.get("inputTextTokenCount"))
+
+
+class GeminiEmbeddings(GoogleEndpoint, HTTPEmbeddings):
+    """Gemini embeddings: `embedContent` on the Generative Language API, `predict` on Vertex AI (the two APIs differ
+    here, unlike for `generateContent`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_up_credentials()
+
+    def embed(self, text: str) -> Embedding:
+        if self.name == "gemini":
+            body = {"content": {"parts": [{"text": text}]}}
+            data = self._post(self._google_url("embedContent"), self._headers(), body)
+            return self._vector((data.get("embedding") or {}).get("values"), "embedding.values", 0)
+        data = self._post(self._google_url("predict"), self._headers(), {"instances": [{"content": text}]})
+        try:
+            embeddings = data["predictions"][0]["embeddings"]
+        except (KeyError, IndexError, TypeError):
+            raise self._error(f"no predictions[0].embeddings in reply: {json.dumps(data)[:200]}") from None
+        return self._vector(embeddings.get("values"), "predictions[0].embeddings.values",
+                            (embeddings.get("statistics") or {}).get("token_count"))
 
 
 class ReplayEmbeddings:
@@ -76,3 +124,9 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+EMBEDDING_CLASSES: dict[str, type[HTTPEmbeddings]] = {
+    "openai": OpenAIEmbeddings, "azure_openai": AzureOpenAIEmbeddings, "bedrock": BedrockEmbeddings,
+    "vertex": GeminiEmbeddings, "gemini": GeminiEmbeddings,
+}

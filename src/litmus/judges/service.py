@@ -47,10 +47,10 @@ from litmus.judges.cache import (
     verdict_key,
     verdict_store,
 )
-from litmus.judges.embeddings import Embedding, OpenAIEmbeddings, ReplayEmbeddings, cosine
+from litmus.judges.embeddings import EMBEDDING_CLASSES, Embedding, HTTPEmbeddings, ReplayEmbeddings, cosine
 from litmus.judges.escalation import Decision, TierResult, budget_blocked, decide, should_escalate
 from litmus.judges.prompts import SCENARIO_TYPES, Prompt, intent_prompt, simulator_prompt
-from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, ProviderError
+from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, JudgeConfigError, ProviderError
 from litmus.judges.simulator import NoCassette, SimulatedTurn, SimulatorError, parse_turn
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.load import repo_root
@@ -70,10 +70,6 @@ if TYPE_CHECKING:
 DEFAULT_SIMILARITY = 0.8
 # Calls in a row that found the judge unreachable (after their own retries) before it is given up.
 UNREACHABLE_AFTER = 2
-
-
-class JudgeConfigError(ValueError):
-    """The judge cannot be set up (e.g. its API key variable is not set); the message names the variable."""
 
 
 class MissingCassette(ProviderError):
@@ -116,7 +112,7 @@ class ReplayProvider:
 class JudgeService:
     def __init__(self, config: JudgeConfig, tiers: list[HTTPProvider | ReplayProvider],
                  simulator: HTTPProvider | ReplayProvider, secrets: Mapping[str, str] | None = None,
-                 embedder: OpenAIEmbeddings | ReplayEmbeddings | None = None,
+                 embedder: HTTPEmbeddings | ReplayEmbeddings | None = None,
                  decisions: DecisionBook | None = None):
         self.config = config
         # The simulated user of `simulate:` steps (`judge.simulator`, else the first tier's model).
@@ -170,40 +166,47 @@ class JudgeService:
         tiers: list[HTTPProvider | ReplayProvider] = []
         secrets: dict[str, str] = {}
 
-        def api_key(tier: ProviderConfig, where: str, what: str) -> str:
-            key = environ.get(tier.api_key_env or "")
+        def api_key(tier: ProviderConfig, section: str, what: str) -> str | None:
+            """The tier's API key or token, from the variable it names; None: the provider reads its own."""
+            name = tier.credential_env
+            if name is None:
+                return None
+            key = environ.get(name)
             if not key:
-                raise JudgeConfigError(
-                    f"the {tier.provider} {what} needs an API key in the environment variable {tier.api_key_env} "
-                    f"({where}), which is not set"
-                )
-            secrets[tier.api_key_env] = key
+                field = "api_key_env" if tier.api_key_env else "token_env"
+                kind = "an API key" if tier.api_key_env else "an access token"
+                raise JudgeConfigError(f"the {tier.provider} {what} needs {kind} in the environment variable {name} "
+                                       f"({section}{field}), which is not set")
+            secrets[name] = key
             return key
 
-        def provider(tier: ProviderConfig, key_setting: str, what: str, role: str,
+        def masked(client):
+            secrets.update(getattr(client, "credential_values", {}))  # what a provider read itself (Bedrock's AWS)
+            return client
+
+        def provider(tier: ProviderConfig, section: str, what: str, role: str,
                      recorded: Callable[[Prompt], str]) -> HTTPProvider | ReplayProvider:
             if tier.provider == "replay":
                 return ReplayProvider(tier, config, recordings, recorded, role)
-            return PROVIDER_CLASSES[tier.provider](
-                tier, api_key(tier, key_setting, what), timeout_ms=config.timeout_ms, retries=config.retries,
-                max_tokens=config.max_tokens, pool_size=config.concurrency,
-            )
+            return masked(PROVIDER_CLASSES[tier.provider](
+                tier, api_key(tier, section, what), timeout_ms=config.timeout_ms, retries=config.retries,
+                max_tokens=config.max_tokens, pool_size=config.concurrency, environ=environ,
+            ))
 
         for number, tier in enumerate(chain, start=1):
-            setting = "judge.api_key_env" if number == 1 else "judge.escalation.to.api_key_env"
+            section = "judge." if number == 1 else "judge.escalation.to."
             recorded = functools.partial(cassette_key, tier=number)
-            tiers.append(provider(tier, setting, "judge", f"tier {number}", recorded))
-        simulator = provider(config.simulator or config.tier1,
-                             "judge.simulator.api_key_env" if config.simulator else "judge.api_key_env",
+            tiers.append(provider(tier, section, "judge", f"tier {number}", recorded))
+        simulator = provider(config.simulator or config.tier1, "judge.simulator." if config.simulator else "judge.",
                              "simulated user", "simulated user", simulator_cassette_key)
         embedder = None
         if config.embeddings is not None and config.embeddings.provider == "replay":
             embedder = ReplayEmbeddings(config.cache, recordings)
         elif config.embeddings is not None:
-            embedder = OpenAIEmbeddings(
-                config.embeddings, api_key(config.embeddings, "judge.embeddings.api_key_env", "embeddings model"),
-                timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency,
-            )
+            embedder = masked(EMBEDDING_CLASSES[config.embeddings.provider](
+                config.embeddings, api_key(config.embeddings, "judge.embeddings.", "embeddings model"),
+                timeout_ms=config.timeout_ms, retries=config.retries, pool_size=config.concurrency, environ=environ,
+            ))
         service = cls(config, tiers, simulator, secrets, embedder, decisions)
         if distrusted_cache:
             service.cache_note = (f"the verdict cache {config.cache} is not used in an untrusted run (it may hold "
