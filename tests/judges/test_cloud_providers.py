@@ -193,6 +193,13 @@ def test_gemini_sends_the_key_in_x_goog_api_key_never_in_the_url(fake_judge, tmp
     assert outcome.judge.tiers[0].output_tokens > 0
 
 
+def test_gemini_a_model_named_in_googles_models_spelling_calls_the_same_endpoint(fake_judge, tmp_path):
+    outcome, _ = judged(tmp_path, tier(fake_judge, "gemini", model="models/gemini-2.0-flash"))
+    assert outcome.status == "passed", outcome.reason
+    [call] = fake_judge.calls()
+    assert call.path == "/v1beta/models/gemini-2.0-flash:generateContent"
+
+
 def test_gemini_a_wrong_key_is_an_error_naming_the_provider(fake_judge, tmp_path):
     outcome, _ = judged(tmp_path, tier(fake_judge, "gemini"), {"JUDGE_KEY": "AIza-wrong"})
     assert outcome.status == "error"

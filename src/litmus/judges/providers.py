@@ -337,7 +337,8 @@ class GoogleEndpoint:
         self._token_lock = threading.Lock()
 
     def _google_url(self, method: str) -> str:
-        model = quote(self.model, safe=PATH_SAFE)
+        # Google's docs and SDKs name models both ways ("gemini-2.0-flash", "models/gemini-2.0-flash").
+        model = quote(self.model.removeprefix("models/"), safe=PATH_SAFE)
         if self.name == "gemini":
             return f"{self.base_url}/v1beta/models/{model}:{method}"
         tier = self.tier
