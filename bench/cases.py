@@ -124,7 +124,7 @@ def write_litmus_suite(cases: list[Case], path: Path, shared_schema: bool = Fals
         }
         for case in cases
     ]
-    _dump_yaml({"version": 1, "suite": f"bench-{len(cases)}", "flows": flows}, path)
+    _dump_yaml({"version": 1, "suite": f"bench-{path.stem}", "flows": flows}, path)
 
 
 def write_stepci_workflow(cases: list[Case], path: Path, base_url: str, shared_schema: bool = False) -> None:
