@@ -227,6 +227,51 @@ class Newman(Tool):
 
 
 # ---------------------------------------------------------------------------------------------
+# Same outputs: this tree against --compare-to's
+
+
+# What differs between two runs of the same probes by timing alone: masked before comparing results.json.
+TIMING_KEYS = {"started_at", "finished_at", "duration_ms", "elapsed_ms", "first_byte_ms"}
+TOOK = re.compile(r"^took [0-9.]+ ms")  # a response_time reason
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {key: "<timing>" if key in TIMING_KEYS or key == "Date" else
+                TOOK.sub("took <timing> ms", item) if key == "reason" and isinstance(item, str) else
+                _without_timings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_timings(item) for item in value]
+    return value
+
+
+def compare_outputs(trees: list[Litmus], work: Path, base_url: str, env: dict[str, str]) -> list[str]:
+    """Runs each tree once more on `work`'s suites and says whether their results.json are the same apart
+    from timings, and whether each tree renders byte-identical reports from the first tree's results.json."""
+    documents, lines = [], []
+    for tree in trees:
+        subprocess.run(tree.command(work, base_url), cwd=work, env=tree.env(env), capture_output=True)
+        documents.append(_without_timings(json.loads((work / f"{tree.name}-out" / "results.json").read_text())))
+    same = all(document == documents[0] for document in documents)
+    lines.append(f"results.json apart from timings: {'the same' if same else 'DIFFERENT'} "
+                 f"({', '.join(tree.name for tree in trees)})")
+    results = work / f"{trees[0].name}-out" / "results.json"
+    rendered = []
+    for tree in trees:
+        out = work / f"{tree.name}-reports"
+        subprocess.run([sys.executable, "-m", "litmus", "report", str(results), "--out", str(out)], cwd=work,
+                       env=tree.env(env), capture_output=True, check=True)
+        rendered.append({path.name: path.read_bytes() for path in sorted(out.iterdir())})
+    for name in sorted(rendered[0]):
+        same = all(files.get(name) == rendered[0][name] for files in rendered)
+        lines.append(f"{name} rendered from one results.json: {'byte-identical' if same else 'DIFFERENT'}")
+    for tree in trees:
+        shutil.rmtree(work / f"{tree.name}-out")
+        shutil.rmtree(work / f"{tree.name}-reports")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
 # nginx
 
 
@@ -476,6 +521,10 @@ def main(argv: list[str] | None = None) -> int:
                     item.found.append(found)
                     print(f"  rep {repetition + 1}/{args.repeat} N={size} {tool.name:<7} {result.wall_s:6.2f} s "
                           f"{result.peak_rss_mb:6.1f} MB  failures {found}", flush=True)
+        if args.compare_to:
+            trees = [tool for tool in tools if isinstance(tool, Litmus)]
+            for line in compare_outputs(trees, tmp / f"n{min(sizes)}", nginx.base_url, env):
+                print(f"N={min(sizes)}: {line}")
         startup = measure_startup(launcher, 10, env, tmp)
         floor = launcher.measure([shutil.which("true") or "/bin/true"], tmp, env, tmp / "true.log").peak_rss_mb
         settings += f"; peak RSS floor (what a do-nothing child reports): {floor:.1f} MB"
