@@ -202,6 +202,7 @@ class _EventBuilder:
         self.loader = _Loader(text)
         self.constructor = yaml.constructor.SafeConstructor()
         self.errors: list[tuple[Span, str] | None] = []  # None: a collection's tag error, placed once it closes
+        self.resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
         self.depth = 0
 
     def document(self) -> Item | None:
@@ -298,7 +299,12 @@ class _EventBuilder:
 
     def tag(self, event: yaml.ScalarEvent) -> str:
         if event.tag is None or event.tag == "!":
-            return self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            # PyYAML's resolver runs its regexes on every scalar; a suite repeats the same keys and values.
+            key = (event.value, event.implicit)
+            tag = self.resolved.get(key)
+            if tag is None:
+                tag = self.resolved[key] = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            return tag
         return event.tag
 
     def scalar(self, event: yaml.ScalarEvent, span: Span) -> Any:
