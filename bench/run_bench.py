@@ -11,6 +11,8 @@ exactly the expected failures (every tenth probe expects a wrong id by default).
     python3 bench/run_bench.py                      # N = 200 and 1000, 5 repetitions
     python3 bench/run_bench.py --sizes 50 --repeat 1 # a quick smoke run
     python3 bench/run_bench.py --setup              # first install nginx (apt) and bench/node_modules (npm ci)
+    python3 bench/run_bench.py --tools litmus --compare-to main --sizes 200,1000,10000 --repeat 3
+                                                    # this tree against main's, interleaved: per-probe ratios
 
 This prints figures; it is not a timed test. It checks one thing: the failure counts. It exits 1
 when Litmus reports other than the expected failures; another tool's miscount is printed as a finding.
@@ -40,6 +42,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 NODE_BIN = BENCH_DIR / "node_modules" / ".bin"
 RUN_TIMEOUT_S = 600
+SUITE_PROBES = 1000  # probes per Litmus suite file
 
 NGINX_CONF = """\
 worker_processes 1;
@@ -146,26 +149,40 @@ class Tool:
     def failures(self, result: Measurement, work: Path) -> int:
         raise NotImplementedError
 
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        return env
+
 
 class Litmus(Tool):
-    def __init__(self, concurrency: int):
-        super().__init__("litmus", f"--concurrency {concurrency} (one flow per probe)")
+    """Litmus from a source tree (`src/` first on PYTHONPATH), by default this one; `name` labels it."""
+
+    def __init__(self, concurrency: int, tree: Path = REPO_DIR, name: str = "litmus"):
+        super().__init__(name, f"--concurrency {concurrency} (one flow per probe)")
         self.jobs = concurrency
+        self.tree = tree
 
     def prepare(self, cases, work, base_url, shared_schema):
-        bench_cases.write_litmus_suite(cases, work / "suite.yaml", shared_schema)
+        # Probe files are limited to 2 MiB (litmus.files.MAX_FILE_BYTES), about 2,000 of these probes:
+        # larger N are several suites of SUITE_PROBES probes each, in one folder.
+        probes = work / "litmus-probes"
+        probes.mkdir(exist_ok=True)
+        for start in range(0, len(cases), SUITE_PROBES):
+            bench_cases.write_litmus_suite(cases[start:start + SUITE_PROBES],
+                                           probes / f"suite-{start // SUITE_PROBES:03d}.yaml", shared_schema)
 
     def command(self, work, base_url):
-        litmus = shutil.which("litmus", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-        return [litmus, "run", "suite.yaml", "--base-url", base_url, "--out", "litmus-out",
-                "--concurrency", str(self.jobs)]
+        return [sys.executable, "-m", "litmus", "run", "litmus-probes", "--base-url", base_url,
+                "--out", f"{self.name}-out", "--concurrency", str(self.jobs)]
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(self.tree / "src"), env.get("PYTHONPATH")]))}
 
     def failures(self, result, work):
-        results_file = work / "litmus-out" / "results.json"
+        results_file = work / f"{self.name}-out" / "results.json"
         if not results_file.exists():
             raise RuntimeError(f"litmus wrote no {results_file} (exit {result.exit_code}):\n{result.output[-2000:]}")
         document = json.loads(results_file.read_text())
-        shutil.rmtree(work / "litmus-out")
+        shutil.rmtree(work / f"{self.name}-out")
         return sum(
             step["status"] != "passed"
             for suite in document["suites"]
@@ -207,6 +224,51 @@ class Newman(Tool):
         if not re.search(r"\|\s+assertions\s+\|", result.output):
             raise RuntimeError(f"no Newman summary (exit {result.exit_code}):\n{result.output[-2000:]}")
         return len(set(re.findall(r'inside "(probe-\d+)"', result.output)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Same outputs: this tree against --compare-to's
+
+
+# What differs between two runs of the same probes by timing alone: masked before comparing results.json.
+TIMING_KEYS = {"started_at", "finished_at", "duration_ms", "elapsed_ms", "first_byte_ms"}
+TOOK = re.compile(r"^took [0-9.]+ ms")  # a response_time reason
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {key: "<timing>" if key in TIMING_KEYS or key == "Date" else
+                TOOK.sub("took <timing> ms", item) if key == "reason" and isinstance(item, str) else
+                _without_timings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_timings(item) for item in value]
+    return value
+
+
+def compare_outputs(trees: list[Litmus], work: Path, base_url: str, env: dict[str, str]) -> list[str]:
+    """Runs each tree once more on `work`'s suites and says whether their results.json are the same apart
+    from timings, and whether each tree renders byte-identical reports from the first tree's results.json."""
+    documents, lines = [], []
+    for tree in trees:
+        subprocess.run(tree.command(work, base_url), cwd=work, env=tree.env(env), capture_output=True)
+        documents.append(_without_timings(json.loads((work / f"{tree.name}-out" / "results.json").read_text())))
+    same = all(document == documents[0] for document in documents)
+    lines.append(f"results.json apart from timings: {'the same' if same else 'DIFFERENT'} "
+                 f"({', '.join(tree.name for tree in trees)})")
+    results = work / f"{trees[0].name}-out" / "results.json"
+    rendered = []
+    for tree in trees:
+        out = work / f"{tree.name}-reports"
+        subprocess.run([sys.executable, "-m", "litmus", "report", str(results), "--out", str(out)], cwd=work,
+                       env=tree.env(env), capture_output=True, check=True)
+        rendered.append({path.name: path.read_bytes() for path in sorted(out.iterdir())})
+    for name in sorted(rendered[0]):
+        same = all(files.get(name) == rendered[0][name] for files in rendered)
+        lines.append(f"{name} rendered from one results.json: {'byte-identical' if same else 'DIFFERENT'}")
+    for tree in trees:
+        shutil.rmtree(work / f"{tree.name}-out")
+        shutil.rmtree(work / f"{tree.name}-reports")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,17 +326,19 @@ def find_nginx() -> str | None:
     return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 
 
-def check_prerequisites(setup: bool) -> str:
-    """The nginx binary; installs nginx and the npm tools first with --setup, else says how."""
+def check_prerequisites(setup: bool, node_tools: bool = True) -> str:
+    """The nginx binary; installs nginx and the npm tools first with --setup, else says how. Without
+    `node_tools` (only Litmus runs) Step CI and Newman are neither needed nor installed."""
     if setup:
         if not find_nginx():
             subprocess.run(["apt-get", "update"], check=True)
             subprocess.run(["apt-get", "install", "-y", "nginx-light"], check=True)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH_DIR, check=True)
+        if node_tools:
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH_DIR, check=True)
     missing = []
     if not find_nginx():
         missing.append("nginx:   apt-get update && apt-get install -y nginx-light   (or nginx)")
-    if not (NODE_BIN / "stepci").exists() or not (NODE_BIN / "newman").exists():
+    if node_tools and (not (NODE_BIN / "stepci").exists() or not (NODE_BIN / "newman").exists()):
         missing.append(f"node tools:   npm ci --prefix {BENCH_DIR}   (needs node >= 18)")
     if missing:
         sys.exit("missing prerequisites; install them, or rerun with --setup:\n  " + "\n  ".join(missing))
@@ -306,21 +370,25 @@ class Series:
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(STEPCI_DISABLE_ANALYTICS="1", NO_COLOR="1", FORCE_COLOR="0")
+    # Installed packages come with their bytecode compiled; with this set (some sandboxes do), every run
+    # would compile Litmus's sources again (~0.15 s). The warm-up run writes the caches.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 def run_once(launcher: Launcher, tool: Tool, work: Path, base_url: str, env: dict[str, str]) -> tuple[Measurement, int]:
-    result = launcher.measure(tool.command(work, base_url), work, env, work / f"{tool.name}.log")
+    result = launcher.measure(tool.command(work, base_url), work, tool.env(env), work / f"{tool.name}.log")
     return result, tool.failures(result, work)
 
 
 def measure_startup(launcher: Launcher, repeat: int, env: dict[str, str], tmp: Path) -> dict[str, float | str]:
     """Median wall time of `litmus --version` and `litmus validate probes/` (in the repo)."""
-    litmus = Litmus(1).command(tmp, "")[0]
+    litmus = [sys.executable, "-m", "litmus"]
+    env = Litmus(1).env(env)
     figures: dict[str, float | str] = {}
     for label, argv in (("python3 -c pass (the interpreter alone, for scale)", [sys.executable, "-c", "pass"]),
-                        ("litmus --version", [litmus, "--version"]),
-                        ("litmus validate probes/", [litmus, "validate", "probes/"])):
+                        ("litmus --version", [*litmus, "--version"]),
+                        ("litmus validate probes/", [*litmus, "validate", "probes/"])):
         runs = [launcher.measure(argv, REPO_DIR, env, tmp / "startup.log") for _ in range(repeat)]
         if runs[0].exit_code != 0:
             figures[label] = f"exit {runs[0].exit_code}: {runs[0].output.strip().splitlines()[-1:]}"
@@ -337,7 +405,8 @@ def print_report(series: list[Series], tools: list[Tool], sizes: list[int], star
     print("concurrency: " + "; ".join(f"{tool.name} {tool.concurrency}" for tool in tools))
     print(settings)
     print()
-    header = (f"{'N':>5}  {'tool':<7} {'median wall s':>13} {'min s':>6} {'steps/s':>8} {'peak RSS MB':>11} "
+    width = max(7, *(len(tool.name) for tool in tools))
+    header = (f"{'N':>6}  {'tool':<{width}} {'median wall s':>13} {'min s':>6} {'steps/s':>8} {'peak RSS MB':>11} "
               f"{'CPU s':>6} {'failures found/expected':>24}")
     print(header)
     print("-" * len(header))
@@ -345,7 +414,7 @@ def print_report(series: list[Series], tools: list[Tool], sizes: list[int], star
         wall = item.median("wall_s")
         found = ",".join(str(count) for count in sorted(set(item.found)))
         verdict = "ok" if item.failures_exact else "WRONG"
-        print(f"{item.size:>5}  {item.tool:<7} {wall:>13.3f} {min(r.wall_s for r in item.runs):>6.2f} "
+        print(f"{item.size:>6}  {item.tool:<{width}} {wall:>13.3f} {min(r.wall_s for r in item.runs):>6.2f} "
               f"{item.size / wall:>8.0f} {item.median('peak_rss_mb'):>11.1f} {item.median('cpu_s'):>6.2f} "
               f"{found + '/' + str(item.expected_failures) + ' ' + verdict:>24}")
     for item in series:
@@ -367,6 +436,19 @@ def print_report(series: list[Series], tools: list[Tool], sizes: list[int], star
             rss_per_step = (hi.median("peak_rss_mb") - lo.median("peak_rss_mb")) * 1024 / (large - small)
             print(f"{name}: wall N={large}/N={small} = {wall_ratio:.2f} (linear = {large / small:.2f}); "
                   f"peak RSS grows {rss_per_step:.1f} KiB per extra step")
+    print()
+    litmus_trees = [tool for tool in tools if isinstance(tool, Litmus)]
+    for size in sizes:
+        for tool in litmus_trees:
+            item = by_key[tool.name, size]
+            print(f"N={size}: {tool.name}: CPU {item.median('cpu_s') * 1000 / size:.3f} ms per probe, "
+                  f"peak RSS {item.median('peak_rss_mb') * 1024 / size:.1f} KiB per probe "
+                  f"({item.median('cpu_s'):.2f} s, {item.median('peak_rss_mb'):.1f} MiB)")
+        if len(litmus_trees) == 2:  # this tree against --compare-to's
+            this, ref = (by_key[tool.name, size] for tool in litmus_trees)
+            print(f"N={size}: {litmus_trees[0].name} / {litmus_trees[1].name}: CPU "
+                  f"{this.median('cpu_s') / ref.median('cpu_s'):.2f}x, peak RSS "
+                  f"{this.median('peak_rss_mb') / ref.median('peak_rss_mb'):.2f}x")
     for label, value in startup.items():
         shown = f"{value:.3f} s" if isinstance(value, float) else value
         print(f"startup, median: {label}: {shown}")
@@ -384,18 +466,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="the JSON Schema inline in every probe (default), or written once and referenced: "
                              "Litmus schema_file, Step CI components.schemas + $ref, Newman a collection variable")
     parser.add_argument("--tools", default="litmus,stepci,newman", help="which tools to run (default all three)")
+    parser.add_argument("--compare-to", metavar="REF",
+                        help="also run Litmus as of this git commit (a temporary worktree of it), interleaved with "
+                             "this tree's, and print the ratios: before/after figures from one invocation")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (generated files, logs) and print it")
     parser.add_argument("--setup", action="store_true", help="install nginx (apt-get) and the npm tools (npm ci) first")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
     every_tool = {"litmus": Litmus(args.concurrency), "stepci": StepCI(args.concurrency), "newman": Newman()}
     tools = [every_tool[name] for name in args.tools.split(",")]
+    nginx_binary = check_prerequisites(args.setup, node_tools=any(not isinstance(t, Litmus) for t in tools))
+    tmp = Path(tempfile.mkdtemp(prefix="litmus-bench-"))
+    if args.compare_to:
+        commit = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short=10", args.compare_to],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        subprocess.run(["git", "-C", str(REPO_DIR), "worktree", "add", "--detach", str(tmp / "ref-tree"), commit],
+                       check=True, capture_output=True)
+        tools.insert(tools.index(every_tool["litmus"]) + 1 if "litmus" in args.tools.split(",") else 0,
+                     Litmus(args.concurrency, tmp / "ref-tree", name=f"litmus@{commit}"))
 
     launcher = Launcher()  # first, while this process is still small
     failing = f"every {args.fail_every}th probe fails" if args.fail_every else "no probe fails"
     settings = f"checks per probe: 5; schema {args.schema}; {failing}; {args.repeat} repetitions, medians"
-    nginx_binary = check_prerequisites(args.setup)
-    tmp = Path(tempfile.mkdtemp(prefix="litmus-bench-"))
     tmp.chmod(0o755)  # nginx workers drop root privileges and must still read the documents
     env = child_env()
     nginx = None
@@ -429,6 +521,10 @@ def main(argv: list[str] | None = None) -> int:
                     item.found.append(found)
                     print(f"  rep {repetition + 1}/{args.repeat} N={size} {tool.name:<7} {result.wall_s:6.2f} s "
                           f"{result.peak_rss_mb:6.1f} MB  failures {found}", flush=True)
+        if args.compare_to:
+            trees = [tool for tool in tools if isinstance(tool, Litmus)]
+            for line in compare_outputs(trees, tmp / f"n{min(sizes)}", nginx.base_url, env):
+                print(f"N={min(sizes)}: {line}")
         startup = measure_startup(launcher, 10, env, tmp)
         floor = launcher.measure([shutil.which("true") or "/bin/true"], tmp, env, tmp / "true.log").peak_rss_mb
         settings += f"; peak RSS floor (what a do-nothing child reports): {floor:.1f} MB"
@@ -440,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
         launcher.close()
         if nginx:
             nginx.stop()
+        if args.compare_to:
+            subprocess.run(["git", "-C", str(REPO_DIR), "worktree", "remove", "--force", str(tmp / "ref-tree")],
+                           capture_output=True)
         if args.keep:
             print(f"kept {tmp}")
         else:

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = [int(size) for size in args.sizes.split(",")]
-    nginx_binary = check_prerequisites(setup=False)
+    nginx_binary = check_prerequisites(setup=False, node_tools=False)
     tmp = Path(tempfile.mkdtemp(prefix="litmus-stages-"))
     tmp.chmod(0o755)  # nginx workers must read the documents
     nginx = None

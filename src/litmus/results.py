@@ -613,9 +613,10 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int | None 
     only then does `json` use its C encoder, and ASCII text takes a byte a character in memory.
     Result dataclasses in `data` are encoded as their fields.
     """
-    # dumps, not dump: json.dump never uses the C encoder.
-    text = json.dumps(data, indent=indent, ensure_ascii=indent is None, default=_fields_of)
-    write_text_atomic(path, text + "\n")
+    # dumps, not dump: json.dump never uses the C encoder. Encoded at once (the text is freed then) and the
+    # newline written after it: no second copy of a document that is 25 MB at 10,000 steps.
+    encoded = json.dumps(data, indent=indent, ensure_ascii=indent is None, default=_fields_of).encode("utf-8")
+    write_bytes_atomic(path, encoded, b"\n")
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -623,8 +624,9 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write a file whole or not at all, never through a symlink or into a file that was there.
+def write_bytes_atomic(path: str | os.PathLike, *parts: bytes) -> None:
+    """Write a file (`parts` one after the other) whole or not at all, never through a symlink or into a file
+    that was there.
 
     The bytes go to a fresh temporary file beside it (created exclusively, so a planted symlink is
     never followed), which then replaces the name: a symlink or hard link planted at `path` (a pull
@@ -637,7 +639,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         # mkstemp creates the file 0600; give it the mode any other file we write gets (0666 & ~umask).
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in parts:
+                handle.write(part)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

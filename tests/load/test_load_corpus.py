@@ -16,6 +16,8 @@ from litmus.errors import ProbeError
 from litmus.load import load_suites
 from litmus.load.source import MAX_DEPTH
 
+pytestmark = pytest.mark.usefixtures("yaml_loader")
+
 CORPUS = Path(__file__).parent / "corpus"
 EXPECT = re.compile(r"# expect: (\d+):(\d+) (.+)")
 FILES = sorted(CORPUS.glob("*.yaml"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ documents = st.recursive(
 # Suite-shaped documents reach deep into the validator instead of stopping at the top level.
 suites = st.fixed_dictionaries({"version": st.sampled_from([1, 2, "1"]), "suite": scalars, "flows": documents})
 FUZZ = fuzz_settings(100)
+pytestmark = pytest.mark.usefixtures("yaml_loader")
 
 
 def check(data: bytes) -> None:

@@ -22,7 +22,7 @@ GOOD = sorted((HERE / "good").glob("*.yaml"))
 # YAML level: the document never becomes data, or PyYAML silently keeps the last duplicate key.
 YAML_LEVEL = {
     "malformed_yaml", "multiple_documents", "empty_document", "unsupported_tag", "alias_bomb", "recursive_alias",
-    "duplicate_key_top", "duplicate_key_nested",
+    "duplicate_key_top", "duplicate_key_nested", "bool_tag_not_a_bool",
 }
 # Data a JSON Schema accepts although the loader rejects it.
 LOADER_ONLY = {

@@ -172,3 +172,16 @@ def test_every_finding_has_its_results_id_as_anchor_and_a_visible_link(result):
     assert {a.removesuffix("-needs-review") for a in anchors} <= ids
     undecided = sum(f.rule == "needs_review" for f in fd.collect(result))
     assert undecided and sum(a.endswith("-needs-review") for a in anchors) == undecided
+
+
+def test_runs_are_counted_once_per_suite_not_once_per_finding(monkeypatch):
+    # Each step block says "shown: run 2 of 3" from its suite's run counts: counting all of the suite's
+    # flow runs for each of up to FINDINGS_SHOWN blocks made the report quadratic in the suite's size.
+    from litmus.report import html
+    from litmus.results import runs_per_flow
+
+    calls = []
+    monkeypatch.setattr(html, "runs_per_flow", lambda suite: calls.append(suite) or runs_per_flow(suite))
+    result = stamp(many_failures(200, per_step=1))
+    render("html", result)
+    assert len(calls) <= 2 * len(result.suites)

@@ -119,14 +119,25 @@ _BOUNDS = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "mor
 _VALIDATORS: dict = {}
 
 
+# id(assertion params) -> (those params, their validator): the canonical JSON of an inline schema is computed
+# once per assertion, not on every step it checks (the params are kept so that their id stays theirs).
+_BY_PARAMS: dict[int, tuple] = {}
+
+
 def _validator(assertion, suite):
     params = assertion.params
+    known = _BY_PARAMS.get(id(params))
+    if known is not None and known[1] is suite.schema_documents:
+        return known[2]
     documents = suite.schema_documents
     if "schema_file" in params:
         path = assertion.files["schema_file"]  # resolved, read and parsed (with its $refs) when the suite loaded
-        return cached_validator((path,), lambda: documents[str(path)], path, documents)
-    key = (suite.abs_path, json.dumps(params["schema"], sort_keys=True, default=repr))
-    return cached_validator(key, lambda: params["schema"], suite.abs_path, documents)
+        validator = cached_validator((path,), lambda: documents[str(path)], path, documents)
+    else:
+        key = (suite.abs_path, json.dumps(params["schema"], sort_keys=True, default=repr))
+        validator = cached_validator(key, lambda: params["schema"], suite.abs_path, documents)
+    _BY_PARAMS[id(params)] = (params, documents, validator)
+    return validator
 
 
 def cached_validator(key: tuple, schema, path, documents):
@@ -157,11 +168,28 @@ def _build_validator(schema, path, documents):
         return Resource.from_contents(document, default_specification=DRAFT202012)
 
     cls = validator_for(schema, default=Draft202012Validator)
+    if not _names_documents(schema):
+        # Nothing to resolve: validated as it is, not through a `$ref` to it (a lookup on every validation).
+        return cls(schema, format_checker=cls.FORMAT_CHECKER)
     base = path.as_uri()
     resource = Resource.from_contents(schema, default_specification=DRAFT202012)
     registry = Registry(retrieve=retrieve).with_resource(base, resource)
     # `format` is asserted, not just annotated: "email": "nope" is a violation (formats: docs/probe-format.md).
     return cls({"$ref": base}, registry=registry, format_checker=cls.FORMAT_CHECKER)
+
+
+def _names_documents(schema) -> bool:
+    """Whether the schema has a `$ref`, `$dynamicRef` or `$id` anywhere: then it needs its base URI."""
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if any(key in value for key in ("$ref", "$dynamicRef", "$id", "$anchor", "$dynamicAnchor")):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
 
 
 def file_refs(document):

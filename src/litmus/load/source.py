@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -34,6 +35,8 @@ MAX_ALIAS_NODES = 100_000
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _MERGE = _CORE + "merge"
+_STR = _CORE + "str"
+_TIMESTAMP = _CORE + "timestamp"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NO_KEYS: Mapping[str, Any] = MappingProxyType({})
 
@@ -86,6 +89,12 @@ def read_yaml(path: Path, display: str, collector: Collector) -> Item | None:
 def parse_yaml(data: bytes, display: str, collector: Collector) -> Item | None:
     text = _decode(data, display)
     collector.add_source(display, text)
+    try:
+        with _yaml_errors(text, display):
+            return _EventBuilder(display, text, collector).document()
+    except _NeedsNodes:
+        pass
+    # Anchors, aliases, merge keys or several documents: composed into nodes first (aliases share them).
     node, has_aliases = _compose(text, display)
     if node is None:
         return None
@@ -113,9 +122,16 @@ def _span_at(text: str, index: int, display: str) -> Span:
 
 def _compose(text: str, display: str) -> tuple[yaml.Node | None, bool]:
     """The document's root node, and whether the document uses aliases."""
-    try:
+    with _yaml_errors(text, display):
         has_aliases = _check_events(text, display)
         return yaml.compose(text, Loader=_Loader), has_aliases
+
+
+@contextmanager
+def _yaml_errors(text: str, display: str) -> Iterator[None]:
+    """PyYAML's errors while parsing `text`, as one positioned SourceError."""
+    try:
+        yield
     except yaml.MarkedYAMLError as exc:
         raise _marked_error(exc, display) from None
     except yaml.reader.ReaderError as exc:
@@ -166,6 +182,146 @@ def _check_events(text: str, display: str) -> bool:
 
 def _pos(mark: yaml.Mark, display: str) -> Position:
     return Position(display, mark.line + 1, mark.column + 1)
+
+
+class _NeedsNodes(Exception):
+    """The document needs the node-based path: it has anchors or aliases, merge keys, or more than one document."""
+
+
+class _EventBuilder:
+    """Builds the Item tree straight from the parser's events, in one pass: no separate depth pass and no
+    node tree (about 350 bytes a value) next to the Items. It takes the documents most probe files are:
+    anything it does not handle (`_NeedsNodes`) goes the node-based way, which gives the same Items and
+    diagnostics; so do the diagnostics of this builder, kept until the whole file has parsed (a syntax
+    error anywhere is then the only one, as when the file is composed first)."""
+
+    def __init__(self, display: str, text: str, collector: Collector) -> None:
+        self.display = display
+        self.collector = collector
+        self.lines = text.splitlines()
+        self.loader = _Loader(text)
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.errors: list[tuple[Span, str] | None] = []  # None: a collection's tag error, placed once it closes
+        self.resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
+        self.depth = 0
+
+    def document(self) -> Item | None:
+        try:
+            self.next()  # StreamStartEvent
+            if isinstance(self.peek(), yaml.StreamEndEvent):
+                return None
+            self.next()  # DocumentStartEvent
+            item = self.value(self.next())
+            self.next()  # DocumentEndEvent
+            if not isinstance(self.next(), yaml.StreamEndEvent):
+                raise _NeedsNodes
+        finally:
+            self.loader.dispose()
+        for error in self.errors:
+            self.collector.error(*error)
+        return item
+
+    def next(self) -> yaml.Event:
+        event = self.loader.get_event()
+        if getattr(event, "anchor", None) is not None or isinstance(event, yaml.AliasEvent):
+            raise _NeedsNodes
+        return event
+
+    def peek(self) -> yaml.Event:
+        return self.loader.peek_event()
+
+    def span(self, start: yaml.Mark, end: yaml.Mark) -> Span:
+        if end.line == start.line:
+            length = end.column - start.column
+        else:
+            line = self.lines[start.line] if start.line < len(self.lines) else ""
+            length = len(line) - start.column
+        return Span(_pos(start, self.display), max(1, length))
+
+    def value(self, event: yaml.Event) -> Item:
+        if isinstance(event, yaml.ScalarEvent):
+            span = self.span(event.start_mark, event.end_mark)
+            return Item(self.scalar(event, span), span)
+        start = event.start_mark
+        self.enter(start)
+        is_map = isinstance(event, yaml.MappingStartEvent)
+        wrong_tag = event.tag not in (None, "!", _CORE + ("map" if is_map else "seq"))
+        if wrong_tag:  # reported before what the collection holds, as the node-based builder does
+            at = len(self.errors)
+            self.errors.append(None)
+        item = self.mapping(start) if is_map else self.sequence(start)
+        if wrong_tag:
+            self.errors[at] = (item.span, f"unsupported YAML tag {event.tag!r}")
+        self.depth -= 1
+        return item
+
+    def enter(self, start: yaml.Mark) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise SourceError(Span(_pos(start, self.display), 1), f"the document nests deeper than {MAX_DEPTH} levels")
+
+    def sequence(self, start: yaml.Mark) -> Item:
+        values = []
+        while not isinstance(event := self.next(), yaml.SequenceEndEvent):
+            values.append(self.value(event))
+        return Item(values, self.span(start, event.end_mark))
+
+    def mapping(self, start: yaml.Mark) -> Item:
+        values: dict[str, Item] = {}
+        keys: dict[str, Item] = {}
+        while not isinstance(key := self.next(), yaml.MappingEndEvent):
+            if not isinstance(key, yaml.ScalarEvent):
+                self.errors.append((self.skip(key), "mapping keys must be plain scalars (text or numbers)"))
+                self.skip(self.next())
+                continue
+            if self.tag(key) == _MERGE:
+                raise _NeedsNodes
+            name = sys.intern(key.value)  # the same keys in every step: one string each
+            span = self.span(key.start_mark, key.end_mark)
+            if name in values:
+                first = keys[name].pos
+                self.errors.append((span, f"duplicate key '{name}' (first at line {first.line})"))
+                self.skip(self.next())
+                continue
+            keys[name] = Item(name, span)
+            values[name] = self.value(self.next())
+        return Item(values, self.span(start, key.end_mark), keys)
+
+    def skip(self, event: yaml.Event) -> Span:
+        """Reads past a value that is not built (still within the depth limit); returns its span."""
+        if isinstance(event, yaml.ScalarEvent):
+            return self.span(event.start_mark, event.end_mark)
+        self.enter(event.start_mark)
+        while not isinstance(inner := self.next(), yaml.CollectionEndEvent):
+            self.skip(inner)
+        self.depth -= 1
+        return self.span(event.start_mark, inner.end_mark)
+
+    def tag(self, event: yaml.ScalarEvent) -> str:
+        if event.tag is None or event.tag == "!":
+            # PyYAML's resolver runs its regexes on every scalar; a suite repeats the same keys and values.
+            key = (event.value, event.implicit)
+            tag = self.resolved.get(key)
+            if tag is None:
+                tag = self.resolved[key] = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            return tag
+        return event.tag
+
+    def scalar(self, event: yaml.ScalarEvent, span: Span) -> Any:
+        tag = self.tag(event)
+        if tag not in _SCALAR_TAGS:
+            self.errors.append((span, f"unsupported YAML tag {tag!r}"))
+            return event.value
+        if tag == _STR or tag == _TIMESTAMP:
+            return event.value
+        try:
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+            return self.constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError, KeyError):  # KeyError: `!!bool maybe`
+            self.errors.append((span, f"{event.value!r} is not a valid {tag.rsplit(':', 1)[1]}"))
+            return event.value
+        finally:
+            self.constructor.constructed_objects.clear()
 
 
 class _Builder:
@@ -233,7 +389,7 @@ class _Builder:
             if self.release:
                 del self.constructor.constructed_objects[node]
             return value
-        except (yaml.YAMLError, ValueError):
+        except (yaml.YAMLError, ValueError, KeyError):  # KeyError: `!!bool maybe`
             self.collector.error(self.span(node), f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[1]}")
             return node.value
 

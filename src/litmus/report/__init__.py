@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from litmus.results import OutputError, RunResult, write_text_atomic
+from litmus.results import OutputError, RunResult, write_bytes_atomic
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,15 @@ def write_reports(result: RunResult, out_dir: Path, formats: list[str] | None = 
     names every one that failed.
     """
     chosen = check_formats(formats)
-    texts = {name: render(name, result, **options) for name in chosen}  # render all before writing any
+    # Render all before writing any; each kept as UTF-8, half the size of a text with a character past
+    # U+00FF (which Python holds at two bytes a character), while the next one renders.
+    texts = {name: render(name, result, **options).encode("utf-8") for name in chosen}
     out_dir = Path(out_dir)
     paths, failures = {}, []
-    for name, text in texts.items():
+    for name, data in texts.items():
         path = out_dir / FORMATS[name].filename
         try:
-            write_text_atomic(path, text)
+            write_bytes_atomic(path, data)
         except OSError as exc:
             failures.append(f"{path}: {exc.strerror or exc}")
             continue

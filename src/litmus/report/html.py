@@ -22,6 +22,7 @@ escaped for `</script>`. No external asset, no network.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -431,9 +432,10 @@ def _findings(result: RunResult, options: Options, findings: list[fd.Finding]) -
                           "page stays light): results.json and junit.xml hold every detail."))
     for suite_findings in _grouped(findings[:FINDINGS_SHOWN], lambda f: id(f.suite)):
         flows = []
+        runs = runs_per_flow(suite_findings[0].suite)  # once per suite, not per step block
         for flow_findings in _grouped(suite_findings, lambda f: f.flow_run.flow):
             first = flow_findings[0]
-            steps = [_step_block(result, options, group) for group in _grouped(flow_findings, _step_key)]
+            steps = [_step_block(result, options, group, runs) for group in _grouped(flow_findings, _step_key)]
             flows.append(tag("div", tag("h3", f"{first.suite.name} › {first.flow_run.flow}"), *steps,
                              data_group="flow"))
         blocks.append(tag("section", *flows, data_group="suite"))
@@ -471,15 +473,17 @@ def _step_key(finding: fd.Finding):
     return ("conversation" if finding.outcome is not None else "intent", id(finding.flow_run))
 
 
-def _step_block(result: RunResult, options: Options, members: list[fd.Finding]) -> Markup:
-    """The findings of one step (of one flow run), then that step's exchange, shown once."""
+def _step_block(result: RunResult, options: Options, members: list[fd.Finding],
+                runs_of: Counter[tuple[str, str | None]]) -> Markup:
+    """The findings of one step (of one flow run), then that step's exchange, shown once; `runs_of` is
+    `runs_per_flow` of their suite."""
     first = members[0]
     step = first.step
     heading = f"step {step.name}" if step else "conversation" if first.outcome else "Intent Evaluation"
     where = [heading]
     if first.scenario:
         where.append(f"scenario {first.scenario}")
-    runs = runs_per_flow(first.suite)[first.flow_run.flow, first.scenario]
+    runs = runs_of[first.flow_run.flow, first.scenario]
     if runs > 1:
         where.append(f"shown: {run_label(first.flow_run.run_index, runs)}")
     parts = [tag("h4", " · ".join(where))]

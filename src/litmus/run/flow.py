@@ -104,6 +104,9 @@ class RunEnvironment:
     trust: Trust = field(default_factory=Trust.local)
     # The run's process for `python` checks (litmus.assertions.python_worker), started on first use.
     python_worker: Any = None
+    # id(step) -> (the step, the `secrets.` names its request mentions): a step's templates are the same in
+    # every flow run, so they are read once per run (the step is kept so that its id stays its own).
+    secret_names: dict[int, tuple[Step, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
@@ -652,9 +655,12 @@ def _part_texts(part: FormPart) -> list[str]:
 def _secrets_used(step: Step, env: RunEnvironment) -> dict[str, str]:
     """name -> value of each `{{ secrets.NAME }}` the step's request (or its user message and tool results,
     which a conversation sends in the body) mentions."""
-    sent = repr((step.request, step.user, step.tool_results))
-    names = {ref.name.split(".", 1)[1] for ref in references(sent) if ref.namespace == "secrets"}
-    return {name: env.environ[name] for name in sorted(names) if env.environ.get(name)}
+    known = env.secret_names.get(id(step))
+    if known is None:
+        sent = repr((step.request, step.user, step.tool_results))
+        names = sorted({ref.name.split(".", 1)[1] for ref in references(sent) if ref.namespace == "secrets"})
+        known = env.secret_names[id(step)] = (step, tuple(names))
+    return {name: env.environ[name] for name in known[1] if env.environ.get(name)}
 
 
 def _secret_order(places: list[str], secrets: dict[str, str]) -> list[str]:

@@ -680,6 +680,10 @@ def _encoding(content_type: str) -> str | None:
         return None
 
 
+def _nothing() -> None:
+    """A cancelled alarm's callback."""
+
+
 @dataclass(eq=False)
 class Alarm:
     callback: Callable[[], Any]
@@ -707,7 +711,8 @@ class Watchdog:
         return alarm
 
     def cancel(self, alarm: Alarm) -> None:
-        alarm.cancelled = True  # removed lazily when its deadline comes
+        alarm.cancelled = True  # removed lazily when its deadline comes,
+        alarm.callback = _nothing  # holding nothing till then: the callback's exchange is freed now
 
     def _loop(self) -> None:
         while True:
