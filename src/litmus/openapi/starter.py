@@ -98,8 +98,8 @@ class _Unusable(Exception):
 
 def _title(root: dict) -> str:
     info = root.get("info") if isinstance(root.get("info"), dict) else {}
-    title = info.get("title")
-    return f"{title} (OpenAPI starter)" if isinstance(title, str) and title.strip() else "OpenAPI starter"
+    title = " ".join(info["title"].split()) if isinstance(info.get("title"), str) else ""
+    return f"{title} (OpenAPI starter)" if title and _safe(title) else "OpenAPI starter"
 
 
 def _base_url(root: dict) -> str | None:
@@ -171,7 +171,8 @@ class _Writer:
             if where == "path" or not parameter.get("required"):
                 continue
             target = {"query": query, "header": headers, "cookie": cookies}.get(where)
-            if target is not None and parameter["name"].lower() not in ("accept", "content-type", "authorization"):
+            if target is not None and _safe(parameter["name"]) and parameter["name"].lower() not in (
+                    "accept", "content-type", "authorization"):
                 target[parameter["name"]] = self.parameter_value(parameter)
         self.credentials(op, request, headers, query, cookies)
         status, response_type = self.expected_response(op)
@@ -181,8 +182,8 @@ class _Writer:
         parts = {"headers": headers, "query": query, "cookies": cookies}
         request = {"method": request.pop("method"), "url": request.pop("url"),
                    **{key: values for key, values in parts.items() if values}, **request}
-        step_name = op.get("operationId") if isinstance(op.get("operationId"), str) else "request"
-        step = {"name": step_name or "request", "request": request,
+        step_name = op.get("operationId") if isinstance(op.get("operationId"), str) else ""
+        step = {"name": step_name if step_name and _safe(step_name) else "request", "request": request,
                 "assertions": [{"type": "status_code", "expected": status}, {"type": "openapi"}]}
         return {"name": name, "steps": [step]}
 
@@ -348,6 +349,8 @@ class _Writer:
         media_type = next((m for m in content if _is_json(m)), None) or next(
             (m for m in content if m.split(";")[0].strip().lower() == "application/x-www-form-urlencoded"), None
         ) or next(iter(content))
+        if not _safe(media_type):
+            return
         media = self.resolve(content[media_type]) if isinstance(content[media_type], dict) else {}
         value = self.example_of(media)
         if value is _NONE:
