@@ -220,3 +220,12 @@ def test_a_forks_spec_cannot_plant_templates_or_yaml_in_the_starter_suite(repo):
     found = [ref.name for value in _strings(suite["flows"]) for ref in references(value)]
     assert found == ["vars.id", "vars.x"]
     assert "DEPLOY_KEY" not in json.dumps(suite["flows"]) and "env.HOME" not in json.dumps(suite["flows"])
+
+
+def test_an_operation_answering_with_a_redirect_is_checked_without_following_it(repo):
+    _write(repo, _spec({"/download": {"get": {"responses": {"302": {"description": "to the file", "headers": {
+        "Location": {"schema": {"type": "string"}}}}}}}}))
+    assert _init(repo, "spec.json").returncode == 0
+    step = yaml.safe_load((repo / "probes" / "spec.yaml").read_text())["flows"][0]["steps"][0]
+    assert step["request"]["follow_redirects"] is False
+    assert step["assertions"][0] == {"type": "status_code", "expected": 302}

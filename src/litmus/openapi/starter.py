@@ -178,6 +178,8 @@ class _Writer:
         status, response_type = self.expected_response(op)
         if response_type:
             headers.setdefault("Accept", response_type)
+        if isinstance(status, int) and 300 <= status < 400:
+            request["follow_redirects"] = False  # the redirect is the answer the spec describes, not where it leads
         self.body(op, request, headers)
         parts = {"headers": headers, "query": query, "cookies": cookies}
         request = {"method": request.pop("method"), "url": request.pop("url"),
