@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from harness import outcomes, run_suite, suite_of
 
-from support.openapi_specs import copy_spec
+from support.cli import litmus
+from support.openapi_specs import copy_spec, spec_bytes
 from support.target import Target
 
 PET = {"id": 7, "name": "rex", "photoUrls": ["https://example.com/rex.png"], "status": "available",
@@ -38,7 +40,7 @@ PETSTORE_CASES = [
     ("unknown-path", "GET", "/v2/pets/6", 200, JSON, PET, False,
      [("operation", "no path of the spec matches '/pets/6' (GET /v2/pets/6)")]),
     ("unknown-method", "PATCH", "/v2/pet", 200, JSON, PET, False,
-     [("operation", "method PATCH is not declared for path '/pet' (declared: PUT, POST)")]),
+     [("operation", "method PATCH is not declared for path '/pet' (declared: POST, PUT)")]),
     ("undeclared-property-strict", "GET", "/v2/pet/8", 200, JSON, {**PET, "owner": "ann"}, True,
      [("$.owner", "property 'owner' is not declared in the schema (strict)")]),
     ("undeclared-property-lenient", "GET", "/v2/pet/9", 200, JSON, {**PET, "owner": "ann"}, False, []),
@@ -205,3 +207,45 @@ def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_fail
                                 prefix + "request body $.note: expected string, got integer 3"]
     conforming = next(s for s in shop["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
     assert conforming["warnings"] == []
+
+
+def test_coverage_counts_the_operations_requests_matched_in_spec_order(petstore):
+    coverage = petstore["suites"][0]["openapi"]
+    spec = json.loads(spec_bytes(coverage["spec"].removeprefix("api/")))
+    every = [f"{method.upper()} {path}" for path, item in spec["paths"].items() for method in item
+             if method in ("get", "put", "post", "delete", "options", "head", "patch", "trace")]
+    exercised = ["GET /pet/{petId}", "GET /store/inventory"]  # PATCH /pet and /pets/6 match no operation
+    assert coverage == {"spec": coverage["spec"], "operations": 20, "exercised": 2,
+                        "missing": [key for key in every if key not in exercised]}
+
+
+def test_litmus_merge_unions_coverage_across_shards(tmp_path):
+    copy_spec("petstore-3.0.json", tmp_path, "api/petstore.json")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "probes").mkdir()
+    paths = {"pets": "/v2/pet/1", "inventory": "/v2/store/inventory", "orders": "/v2/store/order/3"}
+    suite = {"version": 1, "suite": "Petstore", "openapi": "../api/petstore.json", "flows": [
+        {"name": name, "steps": [{"name": name, "request": {"url": path}, "assertions": [
+            {"type": "status_code", "expected": 200}]}]} for name, path in paths.items()]}
+    (tmp_path / "probes" / "petstore.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    shards = []
+    with Target() as target:
+        for path in paths.values():
+            target.json(path, {})
+        for k in (1, 2):
+            done = litmus(tmp_path, "run", "probes", "--base-url", target.base_url, "--shard", f"{k}/2",
+                          "--out", f"shard-{k}", "--fail-on", "never")
+            assert done.returncode == 0, done.stdout + done.stderr
+            shards.append(json.loads((tmp_path / f"shard-{k}" / "results.json").read_text()))
+    parts = [shard["suites"][0]["openapi"] for shard in shards]
+    assert sorted(part["exercised"] for part in parts) == [1, 2]  # three operations, split over two shards
+    done = litmus(tmp_path, "merge", "shard-1/results.json", "shard-2/results.json", "-o", "merged.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged = json.loads((tmp_path / "merged.json").read_text())["suites"][0]["openapi"]
+    assert merged["exercised"] == 3 and merged["operations"] == 20
+    assert not {"GET /pet/{petId}", "GET /store/inventory", "GET /store/order/{orderId}"} & set(merged["missing"])
+    assert len(merged["missing"]) == 17
+    report = litmus(tmp_path, "report", "merged.json", "--out", "reports", "--format", "markdown")
+    assert report.returncode == 0, report.stdout + report.stderr
+    comment = (tmp_path / "reports" / "comment.md").read_text()
+    assert "OpenAPI coverage of `api/petstore.json` (Petstore): 3 of 20 operations exercised (15%)" in comment

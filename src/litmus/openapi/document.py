@@ -167,7 +167,7 @@ class OpenAPIDocument:
     # -- operations and servers ---------------------------------------------------------------------
 
     def operations(self) -> list[Operation]:
-        """Every operation, in spec order (paths, then methods in OpenAPI's order)."""
+        """Every operation, in the order the spec writes them."""
         if self._operations is None:
             found = []
             paths = self.root.get("paths") or {}
@@ -175,8 +175,8 @@ class OpenAPIDocument:
                 where = self.locate(item, self.path, "/paths/" + escape_pointer(template))
                 if not isinstance(where.node, dict):
                     continue
-                for method in HTTP_METHODS:
-                    if isinstance(where.node.get(method), dict):
+                for method in where.node:
+                    if method in HTTP_METHODS and isinstance(where.node[method], dict):
                         found.append(Operation(method.upper(), template, where.node[method], where.node,
                                                where.file, f"{where.pointer}/{method}"))
             self._operations = found
