@@ -76,6 +76,10 @@ class OpenAPIDocument:
         self.repository = repository
         # Every document read, by repository-relative path: the spec and the files its `$ref`s name.
         self.documents: dict[str, Any] = {path: root}
+        # Validators compiled from its schemas (litmus.openapi.contract), by (file, pointer, direction).
+        self.validators: dict[tuple[str, str, str], Any] = {}
+        # Schemas with their `$ref`s inlined (litmus.openapi.contract), by the (file, pointer) they are at.
+        self.inlined: dict[tuple[str, str], Any] = {}
         self._operations: list[Operation] | None = None
         self._by_key: dict[tuple[str, str], Operation] = {}
         self._templates: dict[int, list[tuple[re.Pattern, int, str]]] | None = None
@@ -163,16 +167,16 @@ class OpenAPIDocument:
     # -- operations and servers ---------------------------------------------------------------------
 
     def operations(self) -> list[Operation]:
-        """Every operation, in spec order (paths, then methods in OpenAPI's order)."""
+        """Every operation, in the order the spec writes them."""
         if self._operations is None:
             found = []
             paths = self.root.get("paths") or {}
             for template, item in paths.items() if isinstance(paths, dict) else ():
-                where = self.locate(item, self.path, "/paths/" + _escape(template))
+                where = self.locate(item, self.path, "/paths/" + escape_pointer(template))
                 if not isinstance(where.node, dict):
                     continue
-                for method in HTTP_METHODS:
-                    if isinstance(where.node.get(method), dict):
+                for method in where.node:
+                    if method in HTTP_METHODS and isinstance(where.node[method], dict):
                         found.append(Operation(method.upper(), template, where.node[method], where.node,
                                                where.file, f"{where.pointer}/{method}"))
             self._operations = found
@@ -310,7 +314,8 @@ def _expanded_paths(url: str, variables: Any) -> set[str]:
     return paths
 
 
-def _escape(token: str) -> str:
+def escape_pointer(token: str) -> str:
+    """`token` as one segment of a JSON pointer (`/` and `~` escaped)."""
     return token.replace("~", "~0").replace("/", "~1")
 
 

@@ -33,6 +33,7 @@ from litmus.results import (
     FormPart,
     IntentEvaluation,
     JudgeRecord,
+    OpenAPICoverage,
     RequestExcerpt,
     RunResult,
     StepResult,
@@ -424,6 +425,18 @@ def context_text(finding: Finding) -> str:
 
 # How much of a streamed step's assembled text the one-line response summary quotes.
 STREAMED_TEXT_CHARS = 200
+
+
+# Operations a coverage line names before "and N more".
+COVERAGE_LISTED = 5
+
+
+def coverage_parts(coverage: OpenAPICoverage) -> tuple[str, list[str], int]:
+    """A suite's OpenAPI coverage for one line: "2 of 9 operations exercised (22%)", the first operations no
+    request exercised, and how many more there are (the whole list is in results.json)."""
+    share = f" ({100 * coverage.exercised / coverage.operations:.0f}%)" if coverage.operations else ""
+    counts = f"{coverage.exercised} of {count(coverage.operations, 'operation')} exercised{share}"
+    return counts, coverage.missing[:COVERAGE_LISTED], max(0, len(coverage.missing) - COVERAGE_LISTED)
 
 
 def rate_text(rate) -> str:
