@@ -71,6 +71,10 @@ def test_petstore_gets_one_flow_per_operation_unsafe_ones_skipped_until_included
     again = _init(repo, "api/petstore.json", "-o", "probes/all.yaml", "--include-unsafe")
     assert again.returncode == 0, again.stderr
     assert all("skip" not in flow for flow in yaml.safe_load((repo / "probes" / "all.yaml").read_text())["flows"])
+    for name in ("petstore", "all"):
+        checked = litmus(repo, "validate", f"probes/{name}.yaml", env={"API_KEY": "k" * 8, "PETSTORE_AUTH": "t" * 8})
+        assert (checked.returncode, checked.stdout.strip()) == (0, "1 suite, 20 flows, 40 assertions: OK"), \
+            checked.stderr
 
 
 def test_values_follow_refs_to_examples_and_placeholders_are_typed_and_run_as_written(repo):

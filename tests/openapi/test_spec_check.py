@@ -8,6 +8,7 @@ import yaml
 
 from litmus.openapi.document import load_document
 from litmus.openapi.spec_check import spec_problems
+from support.cli import litmus
 from support.openapi_specs import copy_spec, spec_bytes
 from support.raw_server import RawServer
 
@@ -57,3 +58,26 @@ def test_a_ref_the_validator_would_follow_is_never_fetched(tmp_path, ref):
         assert server.connections == 0
     assert problems and all("is not a relative file reference" in p.message or "not a file inside the repository"
                             in p.message for p in problems)
+
+
+def test_litmus_validate_reports_the_spec_a_suite_names_once_with_its_positions(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "spec.yaml").write_text(yaml.safe_dump(_broken_petstore(), sort_keys=False))
+    (tmp_path / "probes").mkdir()
+    for name in ("a", "b"):  # two suites, one spec: its problems are reported once
+        (tmp_path / "probes" / f"{name}.yaml").write_text(
+            f"version: 1\nsuite: {name}\nopenapi: ../api/spec.yaml\nflows:\n  - name: f\n    steps:\n"
+            "      - name: s\n        request: {url: /v2/pet/1}\n        assertions: [{type: openapi}]\n")
+    done = litmus(tmp_path, "validate")
+    assert done.returncode == 2
+    assert done.stdout.strip() == "2 errors, 0 warnings: FAILED"
+    lines = [line for line in done.stderr.splitlines() if ": error: " in line]
+    assert lines == [
+        "api/spec.yaml:56:15: error: OpenAPI spec: api/spec.yaml: $ref target '#/components/requestBodies/Nope' does "
+        "not exist (at #/paths/~1pet/put/requestBody/$ref)",
+        "api/spec.yaml:162:17: error: OpenAPI spec: 'integr' is not one of ['array', 'boolean', 'integer', 'number', "
+        "'object', 'string'] (at #/paths/~1pet~1{petId}/get/parameters/0/schema/type)"]
+    copy_spec("petstore-3.0.yaml", tmp_path, "api/spec.yaml")
+    done = litmus(tmp_path, "validate")
+    assert (done.returncode, done.stdout.strip()) == (0, "2 suites, 2 flows, 2 assertions: OK"), done.stderr
