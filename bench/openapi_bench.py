@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from litmus.openapi.contract import check_response
+from litmus.assertions._openapi import check_response
 from litmus.openapi.document import load_document
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "openapi"

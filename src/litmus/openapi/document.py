@@ -76,9 +76,9 @@ class OpenAPIDocument:
         self.repository = repository
         # Every document read, by repository-relative path: the spec and the files its `$ref`s name.
         self.documents: dict[str, Any] = {path: root}
-        # Validators compiled from its schemas (litmus.openapi.contract), by (file, pointer, direction).
+        # Validators compiled from its schemas (litmus.assertions._openapi), by (file, pointer, direction).
         self.validators: dict[tuple[str, str, str], Any] = {}
-        # Schemas with their `$ref`s inlined (litmus.openapi.contract), by the (file, pointer) they are at.
+        # Schemas with their `$ref`s inlined (litmus.assertions._openapi), by the (file, pointer) they are at.
         self.inlined: dict[tuple[str, str], Any] = {}
         self._operations: list[Operation] | None = None
         self._by_key: dict[tuple[str, str], Operation] = {}
