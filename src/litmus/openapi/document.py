@@ -14,6 +14,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -78,11 +79,15 @@ class Operation:
 class OpenAPIDocument:
     """A loaded spec: `path` repository-relative, `version` "3.0" or "3.1", `root` the parsed document."""
 
-    def __init__(self, path: str, version: str, root: dict, repository: Path) -> None:
+    def __init__(self, path: str, version: str, root: dict, repository: Path,
+                 fetch_file: Callable[[Path], None] | None = None) -> None:
         self.path = path
         self.version = version
         self.root = root
         self.repository = repository
+        # Brings a file a `$ref` names into a partial copy of the repository before it is resolved (see
+        # `load_suites(fetch_file=)`); None reads the repository as it is.
+        self.fetch_file = fetch_file
         # Every document read, by repository-relative path: the spec and the files its `$ref`s name.
         self.documents: dict[str, Any] = {path: root}
         # Validators compiled from its schemas (litmus.assertions._openapi), by (file, pointer, direction).
@@ -146,6 +151,11 @@ class OpenAPIDocument:
     def document(self, file: str) -> Any:
         """The parsed document `file` (repository-relative), read through the one resolver once."""
         if file not in self.documents:
+            if self.fetch_file is not None:
+                try:
+                    self.fetch_file(self.repository / file)
+                except files.FileRefused as exc:
+                    raise SpecError(str(exc)) from None
             self.documents[file] = _read(file, self.repository)[0]
         return self.documents[file]
 
@@ -248,9 +258,11 @@ class OpenAPIDocument:
         return self._templates
 
 
-def load_document(path: str, repository: Path, *, read_references: bool = True) -> OpenAPIDocument:
+def load_document(path: str, repository: Path, *, read_references: bool = True,
+                  fetch_file: Callable[[Path], None] | None = None) -> OpenAPIDocument:
     """The spec at `path` (repository-relative; JSON or YAML), read through the one resolver. With
-    `read_references`, the files its `$ref`s name are read too (so a refused one fails the load).
+    `read_references`, the files its `$ref`s name are read too (so a refused one fails the load), each first
+    passed to `fetch_file` when given (`load_suites(fetch_file=)`: a partial copy of the repository).
     SpecError when it cannot be read or is not an OpenAPI 3.0 / 3.1 document."""
     repository = Path(repository).resolve()
     file = _normal(path)
@@ -268,7 +280,7 @@ def load_document(path: str, repository: Path, *, read_references: bool = True) 
         if "swagger" in root:
             found = f"Swagger {root['swagger']}"
         raise SpecError(f"{file}: OpenAPI 3.0 or 3.1 is supported, this is {found}")
-    document = OpenAPIDocument(file, version, root, repository)
+    document = OpenAPIDocument(file, version, root, repository, fetch_file)
     if read_references:
         if _OTHER_FILE_REF.search(data):
             document.read_referenced_files()
