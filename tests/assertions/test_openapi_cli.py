@@ -12,6 +12,7 @@ import pytest
 import yaml
 from harness import outcomes, run_suite, suite_of
 
+from litmus.results import validate
 from support.cli import litmus
 from support.openapi_specs import copy_spec, spec_bytes
 from support.target import Target
@@ -196,6 +197,10 @@ def test_each_petstore_violation_is_one_failure_naming_where_and_conforming_resp
 
 def test_required_headers_nullable_write_only_discriminator_and_server_variables(shop):
     _check(shop, SHOP_CASES)
+
+
+def test_results_with_warnings_and_coverage_are_valid_results_documents(petstore, shop):
+    assert validate(petstore) == [] and validate(shop) == []
 
 
 def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_failure(shop):

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from litmus.load import load_suites
 from litmus.openapi.document import SpecError, load_document
 from support.openapi_specs import copy_spec
 from support.raw_server import RawServer
@@ -130,3 +131,47 @@ def test_what_is_not_an_openapi_3_document_is_an_error_naming_the_file(tmp_path,
     (tmp_path / "spec.json").write_text(text)
     with pytest.raises(SpecError, match=message):
         load_document("spec.json", tmp_path)
+
+
+def test_suites_naming_one_spec_share_its_load_until_a_file_of_it_changes(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "api" / "schemas").mkdir(parents=True)
+    (tmp_path / "api" / "spec.json").write_text(json.dumps(_spec_with_ref("schemas/pet.yaml#/Pet")))
+    (tmp_path / "api" / "schemas" / "pet.yaml").write_text("Pet: {type: object}\n")
+    for name in ("a", "b"):
+        (tmp_path / "probes" / f"{name}.yaml").write_text(
+            f"version: 1\nsuite: {name}\nopenapi: ../api/spec.json\nflows:\n  - name: f\n    steps:\n"
+            "      - name: s\n        request: {url: /a}\n        assertions: [{type: openapi}]\n")
+    first, second = load_suites([tmp_path / "probes"], root=tmp_path, environ={}).suites
+    assert first.openapi is second.openapi
+    (tmp_path / "api" / "schemas" / "pet.yaml").write_text("Pet: {type: string}\n")  # a file its $ref names
+    (again,) = load_suites([tmp_path / "probes" / "a.yaml"], root=tmp_path, environ={}).suites
+    assert again.openapi is not first.openapi
+    assert again.openapi.document("api/schemas/pet.yaml") == {"Pet": {"type": "string"}}
+
+
+def test_a_partial_copy_of_the_repository_brings_in_each_file_a_ref_names_before_reading_it(tmp_path):
+    """`load_suites(fetch_file=)` (a pull request's files read into a scratch folder): the spec's `$ref`d files
+    are brought in through the same hook as every file a suite names."""
+    source, scratch = tmp_path / "source", tmp_path / "scratch"
+    (source / "api" / "schemas").mkdir(parents=True)
+    (source / "probes").mkdir()
+    (source / "api" / "spec.json").write_text(json.dumps(_spec_with_ref("schemas/pet.yaml#/Pet")))
+    (source / "api" / "schemas" / "pet.yaml").write_text("Pet: {type: object}\n")
+    (source / "probes" / "s.yaml").write_text(
+        "version: 1\nsuite: s\nopenapi: ../api/spec.json\nflows:\n  - name: f\n    steps:\n"
+        "      - name: s\n        request: {url: /a}\n        assertions: [{type: openapi}]\n")
+    (scratch / "probes").mkdir(parents=True)
+    (scratch / "probes" / "s.yaml").write_text((source / "probes" / "s.yaml").read_text())
+    fetched = []
+
+    def fetch(path):
+        relative = path.relative_to(scratch)
+        fetched.append(relative.as_posix())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes((source / relative).read_bytes())
+
+    (suite,) = load_suites([scratch / "probes" / "s.yaml"], root=scratch, environ={}, fetch_file=fetch).suites
+    assert fetched == ["api/spec.json", "api/schemas/pet.yaml"]
+    assert suite.openapi.document("api/schemas/pet.yaml") == {"Pet": {"type": "object"}}

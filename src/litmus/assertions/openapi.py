@@ -4,8 +4,8 @@ import json
 from urllib.parse import urlsplit
 
 from litmus.assertions._common import errored, failed, mismatch, passed
+from litmus.assertions._openapi import check_request, check_response
 from litmus.assertions.base import AssertionSpec, FieldSpec
-from litmus.openapi.contract import check_request, check_response
 from litmus.openapi.document import SpecError
 
 SPEC = AssertionSpec(

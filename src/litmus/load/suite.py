@@ -227,7 +227,7 @@ class SuiteBuilder:
         from litmus.openapi.document import SpecError, load_document  # lazy: only suites that name a spec
 
         try:
-            document = load_document(self.display(path), self.root)
+            document = load_document(self.display(path), self.root, fetch_file=self.fetch_file)
         except SpecError as exc:
             self.c.error(item.span, f"openapi: {exc}")
             return None

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -28,6 +31,13 @@ HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "tra
 # A `$ref` to another document, as it can be written in JSON or YAML: when a file has none, loading it
 # reads no other file and walks nothing (walking GitHub's spec costs a third of a second).
 _OTHER_FILE_REF = re.compile(rb"""\$ref['"]?\s*:\s*['"]?(?!['"]?#)""")
+
+
+# Descriptions loaded in this process, by (repository, path): the suites that name one spec share it (GitHub's
+# takes ~0.6 s to load, and its compiled validators are kept on it) while none of its files changed: on every
+# hit each is resolved again by the one rule and compared by inode, size and modification time.
+_LOADED: dict[tuple[Path, str], tuple[tuple, OpenAPIDocument]] = {}
+_LOADED_MAX = 8
 
 
 class SpecError(ValueError):
@@ -69,16 +79,23 @@ class Operation:
 class OpenAPIDocument:
     """A loaded spec: `path` repository-relative, `version` "3.0" or "3.1", `root` the parsed document."""
 
-    def __init__(self, path: str, version: str, root: dict, repository: Path) -> None:
+    def __init__(self, path: str, version: str, root: dict, repository: Path,
+                 fetch_file: Callable[[Path], None] | None = None) -> None:
         self.path = path
         self.version = version
         self.root = root
         self.repository = repository
+        # Brings a file a `$ref` names into a partial copy of the repository before it is resolved (see
+        # `load_suites(fetch_file=)`); None reads the repository as it is.
+        self.fetch_file = fetch_file
         # Every document read, by repository-relative path: the spec and the files its `$ref`s name.
         self.documents: dict[str, Any] = {path: root}
-        # Validators compiled from its schemas (litmus.openapi.contract), by (file, pointer, direction).
+        # Validators compiled from its schemas (litmus.assertions._openapi), by (file, pointer, direction).
         self.validators: dict[tuple[str, str, str], Any] = {}
-        # Schemas with their `$ref`s inlined (litmus.openapi.contract), by the (file, pointer) they are at.
+        # Held while a validator is built: flow runs check from several threads, and a schema being inlined is
+        # shared (in `inlined`) before it is complete.
+        self.compiling = threading.Lock()
+        # Schemas with their `$ref`s inlined (litmus.assertions._openapi), by the (file, pointer) they are at.
         self.inlined: dict[tuple[str, str], Any] = {}
         self._operations: list[Operation] | None = None
         self._by_key: dict[tuple[str, str], Operation] = {}
@@ -134,6 +151,11 @@ class OpenAPIDocument:
     def document(self, file: str) -> Any:
         """The parsed document `file` (repository-relative), read through the one resolver once."""
         if file not in self.documents:
+            if self.fetch_file is not None:
+                try:
+                    self.fetch_file(self.repository / file)
+                except files.FileRefused as exc:
+                    raise SpecError(str(exc)) from None
             self.documents[file] = _read(file, self.repository)[0]
         return self.documents[file]
 
@@ -227,19 +249,26 @@ class OpenAPIDocument:
                 pattern = "".join("[^/]+" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in pieces)
                 parameters = sum(1 for p in pieces if p.startswith("{") and p.endswith("}"))
                 compiled.append((parameters, order, re.compile(pattern), template))
-            self._templates = {}
-            self._by_key = {(op.method, op.path): op for op in self.operations()}
+            templates: dict[int, list[tuple[re.Pattern, int, str]]] = {}
             for parameters, _, pattern, template in sorted(compiled, key=lambda c: c[:2]):
-                self._templates.setdefault(template.count("/"), []).append((pattern, parameters, template))
+                templates.setdefault(template.count("/"), []).append((pattern, parameters, template))
+            # Complete before it is seen: flow runs look operations up from several threads.
+            self._by_key = {(op.method, op.path): op for op in self.operations()}
+            self._templates = templates
         return self._templates
 
 
-def load_document(path: str, repository: Path, *, read_references: bool = True) -> OpenAPIDocument:
+def load_document(path: str, repository: Path, *, read_references: bool = True,
+                  fetch_file: Callable[[Path], None] | None = None) -> OpenAPIDocument:
     """The spec at `path` (repository-relative; JSON or YAML), read through the one resolver. With
-    `read_references`, the files its `$ref`s name are read too (so a refused one fails the load).
+    `read_references`, the files its `$ref`s name are read too (so a refused one fails the load), each first
+    passed to `fetch_file` when given (`load_suites(fetch_file=)`: a partial copy of the repository).
     SpecError when it cannot be read or is not an OpenAPI 3.0 / 3.1 document."""
     repository = Path(repository).resolve()
     file = _normal(path)
+    cached = _LOADED.get((repository, file)) if read_references else None
+    if cached is not None and _fingerprint(cached[1]) == cached[0]:
+        return cached[1]
     root, data = _read(file, repository)
     if not isinstance(root, dict):
         raise SpecError(f"{file}: not an OpenAPI document (a mapping at the top, with an `openapi` field)")
@@ -251,10 +280,27 @@ def load_document(path: str, repository: Path, *, read_references: bool = True) 
         if "swagger" in root:
             found = f"Swagger {root['swagger']}"
         raise SpecError(f"{file}: OpenAPI 3.0 or 3.1 is supported, this is {found}")
-    document = OpenAPIDocument(file, version, root, repository)
-    if read_references and _OTHER_FILE_REF.search(data):
-        document.read_referenced_files()
+    document = OpenAPIDocument(file, version, root, repository, fetch_file)
+    if read_references:
+        if _OTHER_FILE_REF.search(data):
+            document.read_referenced_files()
+        if len(_LOADED) >= _LOADED_MAX:
+            del _LOADED[next(iter(_LOADED))]
+        _LOADED[repository, file] = (_fingerprint(document), document)
     return document
+
+
+def _fingerprint(document: OpenAPIDocument) -> tuple | None:
+    """Each file of `document` as the resolver finds it now (real path, inode, size, modification time); None
+    when one is refused or gone (then the spec is loaded again, and says why)."""
+    found = []
+    for file in document.documents:
+        try:
+            info = os.stat(real := files.resolve(file, document.repository, document.repository))
+        except (files.FileRefused, OSError):
+            return None
+        found.append((file, str(real), info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(found)
 
 
 def _read(file: str, repository: Path) -> tuple[Any, bytes]:

@@ -221,7 +221,9 @@ def _validator(document: OpenAPIDocument, file: str, pointer: str, direction: st
     built once per document."""
     key = (file, pointer, direction)
     if key not in document.validators:
-        document.validators[key] = _build(document, file, pointer, direction)
+        with document.compiling:
+            if key not in document.validators:
+                document.validators[key] = _build(document, file, pointer, direction)
     return document.validators[key]
 
 
