@@ -6,8 +6,8 @@ import json
 import pytest
 import yaml
 
+from litmus.load.openapi_spec import spec_problems
 from litmus.openapi.document import load_document
-from litmus.openapi.spec_check import spec_problems
 from support.cli import litmus
 from support.openapi_specs import copy_spec, spec_bytes
 from support.raw_server import RawServer

@@ -104,7 +104,7 @@ def _spec_problems(suites) -> list:
     documents = {suite.openapi.path: suite.openapi for suite in suites if suite.openapi is not None}
     if not documents:
         return []
-    from litmus.openapi.spec_check import spec_problems  # lazy: a heavy import, for suites naming a spec only
+    from litmus.load.openapi_spec import spec_problems  # lazy: a heavy import, for suites naming a spec only
 
     return [problem for document in documents.values() for problem in spec_problems(document)]
 
