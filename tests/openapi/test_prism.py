@@ -52,7 +52,7 @@ def test_against_prism_only_the_specs_own_violations_fail(starter):
     expected = EXPECTED[name]
     assert results is not None, ran.stderr
     suite = results["suites"][0]
-    failed = sorted(f"{run['name']} | {outcome['type']}" for run in suite["flow_runs"] for step in run["steps"]
+    failed = sorted(f"{run['flow']} | {outcome['type']}" for run in suite["flow_runs"] for step in run["steps"]
                     for outcome in step["assertions"] if outcome["status"] != "passed")
     assert failed == sorted(expected["failed"])
     assert Counter(line.split(" | ")[1] for line in failed) == Counter(expected["counts"])
