@@ -108,6 +108,7 @@ components:
       type: object
       required: [title]
       properties: {title: {type: string}}
+      additionalProperties: false
     Animal:
       oneOf: [{$ref: "#/components/schemas/Cat"}, {$ref: "#/components/schemas/Dog"}]
       discriminator: {propertyName: kind}
@@ -131,6 +132,8 @@ SHOP_CASES = [
      {"id": 5, "note": None, "card": "4111"}, False, [("$.card", "a write-only property must not be in a response")]),
     ("client-error-range", "GET", "/prod/api/orders/6", 404, {"Content-Type": "application/problem+json"},
      {"title": "no such order"}, False, []),
+    ("closed-schema-strict-once", "GET", "/prod/api/orders/8", 404, {"Content-Type": "application/problem+json"},
+     {"title": "no such order", "code": 3}, True, [("$", 'unexpected property "code"')]),
     ("discriminator-picks-dog", "GET", "/prod/api/animals/1", 200, JSON, {"kind": "Dog", "barks": "loud"}, False,
      [("$.barks", 'expected boolean, got string "loud"')]),
     ("discriminator-cat", "GET", "/prod/api/animals/2", 200, JSON, {"kind": "Cat", "purrs": True}, False, []),

@@ -188,11 +188,14 @@ def undeclared(document: OpenAPIDocument, schema: Any, file: str, instance: Any,
                 properties.setdefault(name, []).append((child, where))
             patterns.extend(node.get("patternProperties") or {})
             open_ended = open_ended or node.get("additionalProperties", False) is not False
+        # A schema that closes itself (`additionalProperties: false`) already fails on the extra property: once.
+        closed = branches and any(branches[0][0].get(key) is False
+                                  for key in ("additionalProperties", "unevaluatedProperties"))
         for name, value in instance.items():
             if name in properties:
                 for child, where in properties[name]:
                     found.extend(undeclared(document, child, where, value, (*parts, name)))
-            elif not open_ended and not any(re.search(pattern, name) for pattern in patterns):
+            elif not (open_ended or closed) and not any(re.search(pattern, name) for pattern in patterns):
                 path = format_path((*parts, name))
                 found.append(Problem(path, None, value, f"property '{name}' is not declared in the schema (strict)"))
     elif isinstance(instance, list):
