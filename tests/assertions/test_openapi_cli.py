@@ -160,7 +160,7 @@ def _run(root, spec_path, cases, extra_steps=()):
             steps.append(step)
         done, data = run_suite(root, suite_of(steps, openapi=f"../{spec_path}"), target.base_url)
     assert done.returncode == 0, done.stdout + done.stderr
-    return data
+    return data, done.stdout
 
 
 @pytest.fixture(scope="module", params=["petstore-3.0.json", "petstore-3.1.json"])
@@ -184,8 +184,8 @@ def shop(tmp_path_factory):
     return _run(root, "api/shop.yaml", SHOP_CASES, conformance)
 
 
-def _check(data, cases):
-    found = outcomes(data)
+def _check(run, cases):
+    found = outcomes(run[0])
     for case, *_, expected in cases:
         outcome = found[case]
         assert [(m["path"], m["reason"]) for m in outcome["mismatches"]] == expected, case
@@ -194,7 +194,7 @@ def _check(data, cases):
 
 def test_each_petstore_violation_is_one_failure_naming_where_and_conforming_responses_pass(petstore):
     _check(petstore, PETSTORE_CASES)
-    passed = outcomes(petstore)["conforms"]["reason"]
+    passed = outcomes(petstore[0])["conforms"]["reason"]
     assert passed.startswith("response conforms to GET /pet/{petId} (200, application/json) of api/petstore-3.")
 
 
@@ -203,22 +203,27 @@ def test_required_headers_nullable_write_only_discriminator_and_server_variables
 
 
 def test_results_with_warnings_and_coverage_are_valid_results_documents(petstore, shop):
-    assert validate(petstore) == [] and validate(shop) == []
+    assert validate(petstore[0]) == [] and validate(shop[0]) == []
 
 
 def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_failure(shop):
-    step = next(s for s in shop["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-order")
+    step = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-order")
     assert step["status"] == "passed"
     prefix = "request does not conform to POST /orders in api/shop.yaml: "
     assert step["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"maybe\"",
                                 prefix + "request body $.id: a read-only property must not be in a request",
                                 prefix + "request body $.note: expected string, got integer 3"]
-    conforming = next(s for s in shop["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
+    conforming = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
     assert conforming["warnings"] == []
+    # The terminal shows each warning at its step, and the suite's coverage.
+    assert f"probes/suite.yaml:{step['line']} checks › post-order › warning: {prefix}query parameter" in shop[1]
+    assert "OpenAPI coverage of api/shop.yaml (Predicates): 3 of 3 operations exercised (100%)" in shop[1]
 
 
 def test_coverage_counts_the_operations_requests_matched_in_spec_order(petstore):
-    coverage = petstore["suites"][0]["openapi"]
+    coverage = petstore[0]["suites"][0]["openapi"]
+    assert (f"OpenAPI coverage of {coverage['spec']} (Predicates): 2 of 20 operations exercised (10%); 18 not, "
+            "listed in results.json") in petstore[1]
     spec = json.loads(spec_bytes(coverage["spec"].removeprefix("api/")))
     every = [f"{method.upper()} {path}" for path, item in spec["paths"].items() for method in item
              if method in ("get", "put", "post", "delete", "options", "head", "patch", "trace")]
