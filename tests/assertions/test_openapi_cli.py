@@ -48,6 +48,7 @@ PETSTORE_CASES = [
     ("undeclared-nested-strict", "GET", "/v2/pet/10", 200, JSON, {**PET, "tags": [{"id": 2, "colour": "red"}]},
      True, [("$.tags[0].colour", "property 'colour' is not declared in the schema (strict)")]),
     ("default-response", "GET", "/v2/pet/12", 500, {}, "", False, []),
+    ("xml-declared", "GET", "/v2/pet/13", 200, {"Content-Type": "application/xml"}, "<Pet/>", False, []),
 ]
 
 SHOP = """\
@@ -196,6 +197,8 @@ def test_each_petstore_violation_is_one_failure_naming_where_and_conforming_resp
     _check(petstore, PETSTORE_CASES)
     passed = outcomes(petstore[0])["conforms"]["reason"]
     assert passed.startswith("response conforms to GET /pet/{petId} (200, application/json) of api/petstore-3.")
+    assert outcomes(petstore[0])["xml-declared"]["reason"].endswith(
+        "; its body was not validated (only JSON bodies are)")
 
 
 def test_required_headers_nullable_write_only_discriminator_and_server_variables(shop):

@@ -38,6 +38,11 @@ def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
+def is_json(media: str) -> bool:
+    """Whether media type `media` (lower case, no parameters) is JSON, whose bodies are validated."""
+    return bool(_JSON_MEDIA.match(media))
+
+
 def declared_media(content: dict, found: str) -> str | None:
     """The key of `content` that media type `found` matches (exact, then `type/*`, then `*/*`), else None."""
     keys = {media_type(key): key for key in content}
@@ -95,7 +100,7 @@ def check_response(document: OpenAPIDocument, operation: Operation, status: int,
                                 f"{matched} (declared: {', '.join(content)})"))
         return problems
     media = content[key] if isinstance(content[key], dict) else {}
-    if "schema" not in media or not _JSON_MEDIA.match(found):
+    if "schema" not in media or not is_json(found):
         return problems
     try:
         instance = read_json()
@@ -163,7 +168,7 @@ def check_request(document: OpenAPIDocument, operation: Operation, url: str, hea
         problems.append(f"request content type {found or '(none)'} is not declared "
                         f"(declared: {', '.join(content) or 'none'})")
         return problems
-    if isinstance(content[key], dict) and "schema" in content[key] and _JSON_MEDIA.match(found):
+    if isinstance(content[key], dict) and "schema" in content[key] and is_json(found):
         try:
             instance = read_json()
         except ValueError as exc:

@@ -4,7 +4,7 @@ import json
 from urllib.parse import urlsplit
 
 from litmus.assertions._common import errored, failed, mismatch, passed
-from litmus.assertions._openapi import check_request, check_response
+from litmus.assertions._openapi import check_request, check_response, is_json, media_type
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.openapi.document import SpecError
 
@@ -39,9 +39,11 @@ def evaluate(assertion, ctx):
         return errored(assertion, f"{document.path}: {exc}")
     if problems:
         return failed(assertion, [mismatch(p.path, p.expected, p.actual, p.reason) for p in problems])
-    media = response.content_type.split(";", 1)[0].strip()
+    media = media_type(response.content_type)
+    # Said, so that a pass is not read as more than it checked.
+    unchecked = "; its body was not validated (only JSON bodies are)" if response.body and not is_json(media) else ""
     return passed(assertion, f"response conforms to {operation.key} ({response.status}"
-                             f"{', ' + media if media else ''}) of {document.path}")
+                             f"{', ' + media if media else ''}) of {document.path}{unchecked}")
 
 
 def _request_problems(document, operation, request) -> list[str]:
