@@ -149,7 +149,7 @@ def _route(status, headers, body):
     return lambda request: (status, headers, payload)
 
 
-def _run(root, spec_path, cases, extra_steps=()):
+def _run(root, spec_path, cases, extra_steps=(), environ=None):
     with Target() as target:
         steps = []
         for case, method, path, status, headers, body, strict, _ in cases:
@@ -159,7 +159,7 @@ def _run(root, spec_path, cases, extra_steps=()):
         for route, step in extra_steps:
             target.route(*route)
             steps.append(step)
-        done, data = run_suite(root, suite_of(steps, openapi=f"../{spec_path}"), target.base_url)
+        done, data = run_suite(root, suite_of(steps, openapi=f"../{spec_path}"), target.base_url, environ=environ)
     assert done.returncode == 0, done.stdout + done.stderr
     return data, done.stdout
 
@@ -181,8 +181,13 @@ def shop(tmp_path_factory):
          {"name": "post-order", "request": {"method": "POST", "url": "/prod/api/orders?dry_run=maybe",
                                              "json": {"id": 9, "note": 3, "card": "4111"}},
           "assertions": [{"name": "post-order", "type": "openapi"}]}),
+        (("/prod/api/orders", lambda r: (201, {}, b"")),
+         {"name": "post-secret", "request": {"method": "POST", "url": "/prod/api/orders",
+                                              "query": {"dry_run": "{{ secrets.DRY_RUN_TOKEN }}"},
+                                              "json": {"note": None, "card": "4111"}},
+          "assertions": [{"name": "post-secret", "type": "openapi"}]}),
     ]
-    return _run(root, "api/shop.yaml", SHOP_CASES, conformance)
+    return _run(root, "api/shop.yaml", SHOP_CASES, conformance, environ={"DRY_RUN_TOKEN": "tok-5ecret-77"})
 
 
 def _check(run, cases):
@@ -218,6 +223,10 @@ def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_fail
                                 prefix + "request body $.note: expected string, got integer 3"]
     conforming = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
     assert conforming["warnings"] == []
+    # A warning quotes what the request sent: a secret in it is masked, like everywhere else.
+    secret = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-secret")
+    assert secret["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"***\""]
+    assert "tok-5ecret-77" not in shop[1] + json.dumps(shop[0])
     # The terminal shows each warning at its step, and the suite's coverage.
     assert f"probes/suite.yaml:{step['line']} checks › post-order › warning: {prefix}query parameter" in shop[1]
     assert "OpenAPI coverage of api/shop.yaml (Predicates): 3 of 3 operations exercised (100%)" in shop[1]
