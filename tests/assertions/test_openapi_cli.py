@@ -48,6 +48,7 @@ PETSTORE_CASES = [
     ("undeclared-nested-strict", "GET", "/v2/pet/10", 200, JSON, {**PET, "tags": [{"id": 2, "colour": "red"}]},
      True, [("$.tags[0].colour", "property 'colour' is not declared in the schema (strict)")]),
     ("default-response", "GET", "/v2/pet/12", 500, {}, "", False, []),
+    ("xml-declared", "GET", "/v2/pet/13", 200, {"Content-Type": "application/xml"}, "<Pet/>", False, []),
 ]
 
 SHOP = """\
@@ -108,6 +109,7 @@ components:
       type: object
       required: [title]
       properties: {title: {type: string}}
+      additionalProperties: false
     Animal:
       oneOf: [{$ref: "#/components/schemas/Cat"}, {$ref: "#/components/schemas/Dog"}]
       discriminator: {propertyName: kind}
@@ -131,6 +133,8 @@ SHOP_CASES = [
      {"id": 5, "note": None, "card": "4111"}, False, [("$.card", "a write-only property must not be in a response")]),
     ("client-error-range", "GET", "/prod/api/orders/6", 404, {"Content-Type": "application/problem+json"},
      {"title": "no such order"}, False, []),
+    ("closed-schema-strict-once", "GET", "/prod/api/orders/8", 404, {"Content-Type": "application/problem+json"},
+     {"title": "no such order", "code": 3}, True, [("$", 'unexpected property "code"')]),
     ("discriminator-picks-dog", "GET", "/prod/api/animals/1", 200, JSON, {"kind": "Dog", "barks": "loud"}, False,
      [("$.barks", 'expected boolean, got string "loud"')]),
     ("discriminator-cat", "GET", "/prod/api/animals/2", 200, JSON, {"kind": "Cat", "purrs": True}, False, []),
@@ -145,7 +149,7 @@ def _route(status, headers, body):
     return lambda request: (status, headers, payload)
 
 
-def _run(root, spec_path, cases, extra_steps=()):
+def _run(root, spec_path, cases, extra_steps=(), environ=None):
     with Target() as target:
         steps = []
         for case, method, path, status, headers, body, strict, _ in cases:
@@ -155,9 +159,9 @@ def _run(root, spec_path, cases, extra_steps=()):
         for route, step in extra_steps:
             target.route(*route)
             steps.append(step)
-        done, data = run_suite(root, suite_of(steps, openapi=f"../{spec_path}"), target.base_url)
+        done, data = run_suite(root, suite_of(steps, openapi=f"../{spec_path}"), target.base_url, environ=environ)
     assert done.returncode == 0, done.stdout + done.stderr
-    return data
+    return data, done.stdout
 
 
 @pytest.fixture(scope="module", params=["petstore-3.0.json", "petstore-3.1.json"])
@@ -177,12 +181,17 @@ def shop(tmp_path_factory):
          {"name": "post-order", "request": {"method": "POST", "url": "/prod/api/orders?dry_run=maybe",
                                              "json": {"id": 9, "note": 3, "card": "4111"}},
           "assertions": [{"name": "post-order", "type": "openapi"}]}),
+        (("/prod/api/orders", lambda r: (201, {}, b"")),
+         {"name": "post-secret", "request": {"method": "POST", "url": "/prod/api/orders",
+                                              "query": {"dry_run": "{{ secrets.DRY_RUN_TOKEN }}"},
+                                              "json": {"note": None, "card": "4111"}},
+          "assertions": [{"name": "post-secret", "type": "openapi"}]}),
     ]
-    return _run(root, "api/shop.yaml", SHOP_CASES, conformance)
+    return _run(root, "api/shop.yaml", SHOP_CASES, conformance, environ={"DRY_RUN_TOKEN": "tok-5ecret-77"})
 
 
-def _check(data, cases):
-    found = outcomes(data)
+def _check(run, cases):
+    found = outcomes(run[0])
     for case, *_, expected in cases:
         outcome = found[case]
         assert [(m["path"], m["reason"]) for m in outcome["mismatches"]] == expected, case
@@ -191,8 +200,10 @@ def _check(data, cases):
 
 def test_each_petstore_violation_is_one_failure_naming_where_and_conforming_responses_pass(petstore):
     _check(petstore, PETSTORE_CASES)
-    passed = outcomes(petstore)["conforms"]["reason"]
+    passed = outcomes(petstore[0])["conforms"]["reason"]
     assert passed.startswith("response conforms to GET /pet/{petId} (200, application/json) of api/petstore-3.")
+    assert outcomes(petstore[0])["xml-declared"]["reason"].endswith(
+        "; its body was not validated (only JSON bodies are)")
 
 
 def test_required_headers_nullable_write_only_discriminator_and_server_variables(shop):
@@ -200,22 +211,31 @@ def test_required_headers_nullable_write_only_discriminator_and_server_variables
 
 
 def test_results_with_warnings_and_coverage_are_valid_results_documents(petstore, shop):
-    assert validate(petstore) == [] and validate(shop) == []
+    assert validate(petstore[0]) == [] and validate(shop[0]) == []
 
 
 def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_failure(shop):
-    step = next(s for s in shop["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-order")
+    step = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-order")
     assert step["status"] == "passed"
     prefix = "request does not conform to POST /orders in api/shop.yaml: "
     assert step["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"maybe\"",
                                 prefix + "request body $.id: a read-only property must not be in a request",
                                 prefix + "request body $.note: expected string, got integer 3"]
-    conforming = next(s for s in shop["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
+    conforming = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
     assert conforming["warnings"] == []
+    # A warning quotes what the request sent: a secret in it is masked, like everywhere else.
+    secret = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-secret")
+    assert secret["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"***\""]
+    assert "tok-5ecret-77" not in shop[1] + json.dumps(shop[0])
+    # The terminal shows each warning at its step, and the suite's coverage.
+    assert f"probes/suite.yaml:{step['line']} checks › post-order › warning: {prefix}query parameter" in shop[1]
+    assert "OpenAPI coverage of api/shop.yaml (Predicates): 3 of 3 operations exercised (100%)" in shop[1]
 
 
 def test_coverage_counts_the_operations_requests_matched_in_spec_order(petstore):
-    coverage = petstore["suites"][0]["openapi"]
+    coverage = petstore[0]["suites"][0]["openapi"]
+    assert (f"OpenAPI coverage of {coverage['spec']} (Predicates): 2 of 20 operations exercised (10%); 18 not, "
+            "listed in results.json") in petstore[1]
     spec = json.loads(spec_bytes(coverage["spec"].removeprefix("api/")))
     every = [f"{method.upper()} {path}" for path, item in spec["paths"].items() for method in item
              if method in ("get", "put", "post", "delete", "options", "head", "patch", "trace")]

@@ -114,11 +114,22 @@ def test_ref_cycles_and_missing_targets_are_errors_not_hangs(tmp_path):
         document.resolve({"$ref": "#/components/schemas/C"})
 
 
-def test_yaml_aliases_that_loop_do_not_hang_the_load(tmp_path):
+def test_yaml_aliases_are_followed_where_they_are_used_once(tmp_path):
     (tmp_path / "spec.yaml").write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
-                                        "x-loop: &a {next: *a, more: {$ref: other.yaml}}\n")
+                                        "x-shared: &a {more: {$ref: other.yaml}}\nx-again: *a\n")
     (tmp_path / "other.yaml").write_text("{}\n")
     assert set(load_document("spec.yaml", tmp_path).documents) == {"spec.yaml", "other.yaml"}
+
+
+@pytest.mark.parametrize("aliases", [
+    "x-loop: &a {next: *a}\n",  # an alias inside itself: a cycle no JSON can write
+    "".join(f"x-{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" if i else "x-0: &l0 [a, b, c, d, e, f, g, h, i]\n"
+            for i in range(9)),  # 9^9 values once expanded: the billion laughs
+])
+def test_yaml_aliases_that_expand_without_bound_fail_the_load_quickly(tmp_path, aliases):
+    (tmp_path / "spec.yaml").write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n" + aliases)
+    with pytest.raises(SpecError, match="its YAML aliases expand it past 1,000,000 mappings and lists"):
+        load_document("spec.yaml", tmp_path)
 
 
 @pytest.mark.parametrize(("text", "message"), [

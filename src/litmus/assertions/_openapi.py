@@ -10,14 +10,20 @@ What a mismatch says is the `schema` assertion's (`violations`), so both read al
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from litmus.assertions._common import search
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.schema import violations
+from litmus.deadline import Deadline
 from litmus.openapi.document import OpenAPIDocument, Operation, SpecError, escape_pointer
 
+# The step's deadline, for the `pattern` searches of a check: validators are compiled once per document and
+# shared by every check (and thread), while each check has its own deadline.
+DEADLINE: ContextVar[Deadline | None] = ContextVar("openapi_check_deadline", default=None)
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 # The response's own framing headers: OpenAPI says a `Content-Type` header definition is ignored.
 _IGNORED_HEADERS = frozenset({"content-type"})
@@ -36,6 +42,11 @@ class Problem:
 
 def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_json(media: str) -> bool:
+    """Whether media type `media` (lower case, no parameters) is JSON, whose bodies are validated."""
+    return bool(_JSON_MEDIA.match(media))
 
 
 def declared_media(content: dict, found: str) -> str | None:
@@ -95,7 +106,7 @@ def check_response(document: OpenAPIDocument, operation: Operation, status: int,
                                 f"{matched} (declared: {', '.join(content)})"))
         return problems
     media = content[key] if isinstance(content[key], dict) else {}
-    if "schema" not in media or not _JSON_MEDIA.match(found):
+    if "schema" not in media or not is_json(found):
         return problems
     try:
         instance = read_json()
@@ -163,7 +174,7 @@ def check_request(document: OpenAPIDocument, operation: Operation, url: str, hea
         problems.append(f"request content type {found or '(none)'} is not declared "
                         f"(declared: {', '.join(content) or 'none'})")
         return problems
-    if isinstance(content[key], dict) and "schema" in content[key] and _JSON_MEDIA.match(found):
+    if isinstance(content[key], dict) and "schema" in content[key] and is_json(found):
         try:
             instance = read_json()
         except ValueError as exc:
@@ -188,11 +199,14 @@ def undeclared(document: OpenAPIDocument, schema: Any, file: str, instance: Any,
                 properties.setdefault(name, []).append((child, where))
             patterns.extend(node.get("patternProperties") or {})
             open_ended = open_ended or node.get("additionalProperties", False) is not False
+        # A schema that closes itself (`additionalProperties: false`) already fails on the extra property: once.
+        closed = branches and any(branches[0][0].get(key) is False
+                                  for key in ("additionalProperties", "unevaluatedProperties"))
         for name, value in instance.items():
             if name in properties:
                 for child, where in properties[name]:
                     found.extend(undeclared(document, child, where, value, (*parts, name)))
-            elif not open_ended and not any(re.search(pattern, name) for pattern in patterns):
+            elif not (open_ended or closed) and not any(search(pattern, name, DEADLINE.get()) for pattern in patterns):
                 path = format_path((*parts, name))
                 found.append(Problem(path, None, value, f"property '{name}' is not declared in the schema (strict)"))
     elif isinstance(instance, list):
@@ -228,6 +242,7 @@ def _validator(document: OpenAPIDocument, file: str, pointer: str, direction: st
 
 
 def _build(document: OpenAPIDocument, file: str, pointer: str, direction: str):
+    from jsonschema.validators import extend  # lazy: jsonschema: ~115 ms, only when a schema is checked
     from openapi_schema_validator import (  # lazy: ~10 ms over jsonschema's, only when a spec is checked
         OAS30ReadValidator,
         OAS30WriteValidator,
@@ -249,8 +264,18 @@ def _build(document: OpenAPIDocument, file: str, pointer: str, direction: str):
         cls = OAS30ReadValidator if direction == "read" else OAS30WriteValidator
     else:
         cls = OAS31Validator
+    # A pull request writes the spec's patterns, and the server the values: each search ends at the step's deadline
+    # (EvaluationTimeout, an `error` of the check) instead of backtracking for ever.
+    cls = extend(cls, {"pattern": _bounded_pattern})
     schema = _inlined(document, document.at_pointer(file, pointer), file)
     return cls(schema, registry=Registry(retrieve=retrieve), format_checker=cls.FORMAT_CHECKER)
+
+
+def _bounded_pattern(validator, pattern: str, instance: Any, schema: Any):
+    from jsonschema.exceptions import ValidationError  # lazy: jsonschema: ~115 ms, only when a schema is checked
+
+    if validator.is_type(instance, "string") and not search(pattern, instance, DEADLINE.get()):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _inlined(document: OpenAPIDocument, node: Any, file: str) -> Any:

@@ -3,8 +3,8 @@
 import json
 from urllib.parse import urlsplit
 
-from litmus.assertions._common import errored, failed, mismatch, passed
-from litmus.assertions._openapi import check_request, check_response
+from litmus.assertions._common import EvaluationTimeout, errored, failed, mismatch, passed
+from litmus.assertions._openapi import DEADLINE, check_request, check_response, is_json, media_type
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.openapi.document import SpecError
 
@@ -27,6 +27,7 @@ def evaluate(assertion, ctx):
     document, request = ctx.suite.openapi, ctx.request
     response = ctx.response.api_response  # a conversation step's API response, not the reply read from it
     path = urlsplit(request.url).path or "/"
+    bounded = DEADLINE.set(ctx.deadline)
     try:
         operation, why = document.find(request.method, path)
         if operation is None:
@@ -37,11 +38,17 @@ def evaluate(assertion, ctx):
                                   response.body, response.json, strict=assertion.params.get("strict") is True)
     except (SpecError, Unresolvable) as exc:
         return errored(assertion, f"{document.path}: {exc}")
+    except EvaluationTimeout as exc:
+        return errored(assertion, str(exc))
+    finally:
+        DEADLINE.reset(bounded)
     if problems:
         return failed(assertion, [mismatch(p.path, p.expected, p.actual, p.reason) for p in problems])
-    media = response.content_type.split(";", 1)[0].strip()
+    media = media_type(response.content_type)
+    # Said, so that a pass is not read as more than it checked.
+    unchecked = "; its body was not validated (only JSON bodies are)" if response.body and not is_json(media) else ""
     return passed(assertion, f"response conforms to {operation.key} ({response.status}"
-                             f"{', ' + media if media else ''}) of {document.path}")
+                             f"{', ' + media if media else ''}) of {document.path}{unchecked}")
 
 
 def _request_problems(document, operation, request) -> list[str]:

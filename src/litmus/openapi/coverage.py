@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from litmus.results import OpenAPICoverage, StepResult
+from litmus.text import count
 
 if TYPE_CHECKING:
     from litmus.openapi.document import OpenAPIDocument
@@ -24,6 +25,12 @@ def coverage(document: OpenAPIDocument, steps: Iterable[StepResult]) -> OpenAPIC
     keys = [operation.key for operation in document.operations()]
     return OpenAPICoverage(spec=document.path, operations=len(keys), exercised=len(exercised & set(keys)),
                            missing=[key for key in keys if key not in exercised])
+
+
+def summary(coverage: OpenAPICoverage) -> str:
+    """"2 of 9 operations exercised (22%)": what every report says of a suite's coverage."""
+    share = f" ({100 * coverage.exercised / coverage.operations:.0f}%)" if coverage.operations else ""
+    return f"{coverage.exercised} of {count(coverage.operations, 'operation')} exercised{share}"
 
 
 def union(parts: list[OpenAPICoverage | None]) -> OpenAPICoverage | None:

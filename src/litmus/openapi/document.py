@@ -26,6 +26,9 @@ from litmus import files
 
 # The cap on a spec file and each file its `$ref`s name: real descriptions are large (GitHub's is 13 MB).
 MAX_SPEC_BYTES = 64 * 1024 * 1024
+# The mappings and lists a YAML spec may expand to, counting each use of an alias again: GitHub's 13 MB description
+# has 90,570, so this is room for any real spec and none for a billion laughs.
+MAX_EXPANDED_CONTAINERS = 1_000_000
 # The operations of a path item, in the order OpenAPI lists them.
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # A `$ref` to another document, as it can be written in JSON or YAML: when a file has none, loading it
@@ -312,7 +315,9 @@ def _read(file: str, repository: Path) -> tuple[Any, bytes]:
     try:
         if file.lower().endswith(".json"):
             return json.loads(data), data
-        return yaml.load(data, Loader=_SpecLoader), data  # noqa: S506 - a safe loader (libyaml's when present)
+        loaded = yaml.load(data, Loader=_SpecLoader)  # noqa: S506 - a safe loader (libyaml's when present)
+        _check_expansion(file, loaded)
+        return loaded, data
     except UnicodeDecodeError:
         raise SpecError(f"'{file}' is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -323,6 +328,23 @@ def _read(file: str, repository: Path) -> tuple[Any, bytes]:
         raise SpecError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise SpecError(f"'{file}' cannot be read as YAML: {exc}") from None
+
+
+def _check_expansion(file: str, loaded: Any) -> None:
+    """SpecError when the YAML's aliases expand it past MAX_EXPANDED_CONTAINERS mappings and lists, counting each
+    use of an alias again (the "billion laughs" file), or when an alias contains itself (no JSON can say that):
+    everything that walks a schema would otherwise walk every copy."""
+    stack, seen = [loaded], 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > MAX_EXPANDED_CONTAINERS:
+            raise SpecError(f"'{file}': its YAML aliases expand it past {MAX_EXPANDED_CONTAINERS:,} mappings and "
+                            "lists (or an alias contains itself)")
+        if isinstance(value, dict):
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
 
 
 def _refs(document: Any):

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from litmus import identity, verdict
 from litmus.files import VCS_DIRECTORIES
+from litmus.openapi.coverage import summary
 from litmus.results import (
     MASK,
     AssertionOutcome,
@@ -434,9 +435,7 @@ COVERAGE_LISTED = 5
 def coverage_parts(coverage: OpenAPICoverage) -> tuple[str, list[str], int]:
     """A suite's OpenAPI coverage for one line: "2 of 9 operations exercised (22%)", the first operations no
     request exercised, and how many more there are (the whole list is in results.json)."""
-    share = f" ({100 * coverage.exercised / coverage.operations:.0f}%)" if coverage.operations else ""
-    counts = f"{coverage.exercised} of {count(coverage.operations, 'operation')} exercised{share}"
-    return counts, coverage.missing[:COVERAGE_LISTED], max(0, len(coverage.missing) - COVERAGE_LISTED)
+    return summary(coverage), coverage.missing[:COVERAGE_LISTED], max(0, len(coverage.missing) - COVERAGE_LISTED)
 
 
 def rate_text(rate) -> str:
