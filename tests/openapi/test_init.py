@@ -233,3 +233,11 @@ def test_an_operation_answering_with_a_redirect_is_checked_without_following_it(
     step = yaml.safe_load((repo / "probes" / "spec.yaml").read_text())["flows"][0]["steps"][0]
     assert step["request"]["follow_redirects"] is False
     assert step["assertions"][0] == {"type": "status_code", "expected": 302}
+
+
+def test_a_spec_without_operations_writes_nothing(repo):
+    _write(repo, _spec({"/a": {"parameters": []}}))
+    done = _init(repo, "spec.json")
+    assert (done.returncode, done.stderr.strip()) == (
+        2, "litmus init: error: spec.json has no operation to write a flow for: nothing written")
+    assert not (repo / "probes").exists()

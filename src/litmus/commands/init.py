@@ -35,6 +35,7 @@ from litmus import files
 from litmus.load import repo_root
 from litmus.openapi.document import SpecError, load_document
 from litmus.openapi.starter import starter_suite
+from litmus.results import write_bytes_atomic
 from litmus.text import count
 
 
@@ -65,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"{exc}{hint}")
     starter = starter_suite(document, os.path.relpath(spec, output.parent).replace(os.sep, "/"),
                             include_unsafe=args.include_unsafe)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(starter.text, encoding="utf-8")
     for reason in starter.left_out:
         print(f"litmus init: warning: left out {reason}", file=sys.stderr)
+    if not starter.flows:
+        # A suite needs a flow: an empty one would not validate, and would check nothing.
+        return _error(f"{document.path} has no operation to write a flow for: nothing written")
+    write_bytes_atomic(target, starter.text.encode())
     skipped = f", {starter.skipped} with skip: (unsafe methods, --include-unsafe writes them enabled)" \
         if starter.skipped else ""
     print(f"wrote {shown}: {count(starter.flows, 'flow')}{skipped}. Next: litmus validate {shown}")
