@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-openapi", required=True, metavar="SPEC",
                         help="the OpenAPI 3.0 or 3.1 description (JSON or YAML) inside the repository")
     parser.add_argument("-o", "--output", metavar="FILE",
-                        help="the suite file to write (default: probes/<SPEC's name>.yaml)")
+                        help="the suite file to write, inside the repository (default: probes/<SPEC's name>.yaml)")
     parser.add_argument("--include-unsafe", action="store_true",
                         help="write POST, PUT, PATCH and DELETE operations without skip: (they will run)")
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
