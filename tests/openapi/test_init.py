@@ -14,6 +14,7 @@ from support.raw_server import RawServer
 from support.target import Target
 
 UNSAFE = "unsafe method: review before enabling"
+SECRETS = {"OPENAPI_API_KEY": "k" * 8, "OPENAPI_PETSTORE_AUTH": "t" * 8}
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ def test_petstore_gets_one_flow_per_operation_unsafe_ones_skipped_until_included
     assert all("skip" not in flow for name, flow in flows.items() if name.startswith("GET "))
     step = flows["GET /pet/{petId}"]["steps"][0]
     assert step["request"] == {"method": "GET", "url": "/pet/{{ vars.petId | default(1) | urlencode }}",
-                               "headers": {"api_key": "{{ secrets.API_KEY }}", "Accept": "application/json"}}
+                               "headers": {"api_key": "{{ secrets.OPENAPI_API_KEY }}", "Accept": "application/json"}}
     assert step["assertions"] == [{"type": "status_code", "expected": 200}, {"type": "openapi"}]
     # The body of POST /pet: the required properties, from the schema's examples (name: doggie).
     assert flows["POST /pet"]["steps"][0]["request"]["json"] == {
@@ -72,7 +73,7 @@ def test_petstore_gets_one_flow_per_operation_unsafe_ones_skipped_until_included
     assert again.returncode == 0, again.stderr
     assert all("skip" not in flow for flow in yaml.safe_load((repo / "probes" / "all.yaml").read_text())["flows"])
     for name in ("petstore", "all"):
-        checked = litmus(repo, "validate", f"probes/{name}.yaml", env={"API_KEY": "k" * 8, "PETSTORE_AUTH": "t" * 8})
+        checked = litmus(repo, "validate", f"probes/{name}.yaml", env=SECRETS)
         assert (checked.returncode, checked.stdout.strip()) == (0, "1 suite, 20 flows, 40 assertions: OK"), \
             checked.stderr
 
@@ -138,12 +139,12 @@ def test_credentials_come_from_the_operations_security_as_secrets_never_the_acti
     assert _init(repo, "spec.json").returncode == 0
     requests = [flow["steps"][0]["request"] for flow in yaml.safe_load((repo / "probes" / "spec.yaml").read_text())
                 ["flows"]]
-    assert requests[0]["query"] == {"k": "{{ secrets.KEY }}"}
-    assert requests[1]["auth"] == {"basic": {"username": "{{ secrets.BASIC_USERNAME }}",
-                                             "password": "{{ secrets.BASIC_PASSWORD }}"}}
+    assert requests[0]["query"] == {"k": "{{ secrets.OPENAPI_KEY }}"}
+    assert requests[1]["auth"] == {"basic": {"username": "{{ secrets.OPENAPI_BASIC_USERNAME }}",
+                                             "password": "{{ secrets.OPENAPI_BASIC_PASSWORD }}"}}
     assert "auth" not in requests[2]  # an empty requirement: credentials are optional
-    # GITHUB_TOKEN never resolves in a suite: the scheme's secret gets a name that can.
-    assert requests[3]["auth"] == {"bearer": "{{ secrets.API_GITHUB_TOKEN }}"}
+    # The spec names the schemes: under our prefix, a name cannot pick the action's token or any other credential.
+    assert requests[3]["auth"] == {"bearer": "{{ secrets.OPENAPI_GITHUB_TOKEN }}"}
 
 
 def test_an_existing_file_is_replaced_only_with_force_and_never_through_a_symlink(repo):
@@ -241,3 +242,20 @@ def test_a_spec_without_operations_writes_nothing(repo):
     assert (done.returncode, done.stderr.strip()) == (
         2, "litmus init: error: spec.json has no operation to write a flow for: nothing written")
     assert not (repo / "probes").exists()
+
+
+def test_a_forks_spec_cannot_pick_a_credential_of_the_environment_to_send(repo):
+    """The spec names its security schemes and its server: a scheme named like an unrelated credential must not make
+    the starter suite read that credential and send it to the spec's server when the maintainer runs it."""
+    with Target() as target:
+        target.route("/a", lambda request: (200, {}, b"{}"))
+        _write(repo, _spec({"/a": {"get": {"responses": {"200": {"description": "ok"}}}}},
+                           servers=[{"url": target.base_url}], security=[{"AWS_SECRET_ACCESS_KEY": []}],
+                           components={"securitySchemes": {"AWS_SECRET_ACCESS_KEY": {
+                               "type": "apiKey", "in": "header", "name": "X-Key"}}}))
+        assert _init(repo, "spec.json").returncode == 0
+        ran = litmus(repo, "run", "probes/spec.yaml", "--out", "out",
+                     env={"AWS_SECRET_ACCESS_KEY": "the-maintainers-aws-key"})
+        sent = [request.headers.get("X-Key") for request in target.requests]
+    assert ran.returncode == 2 and "OPENAPI_AWS_SECRET_ACCESS_KEY" in ran.stderr
+    assert "the-maintainers-aws-key" not in sent

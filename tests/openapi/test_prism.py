@@ -20,7 +20,7 @@ from support.prism import PrismMock
 EXPECTED = {name: spec for name, spec in json.loads(Path(__file__).with_name("prism_expected.json").read_text()).items()
             if not name.startswith("_")}
 # The credentials the specs' security schemes ask for (Prism checks they are there, not what they are).
-SECRETS = {"API_KEY": "prism-api-key", "PETSTORE_AUTH": "prism-token"}
+SECRETS = {"OPENAPI_API_KEY": "prism-api-key", "OPENAPI_PETSTORE_AUTH": "prism-token"}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))

@@ -12,7 +12,8 @@ Values come from the spec: path, query, header and cookie parameters (the requir
 bodies are filled from `example` / `examples` / `default` (following $refs); where the spec gives none,
 a typed placeholder stands in, `{{ vars.NAME | default(1) }}`, so the file validates and runs as written:
 give real values with `litmus run --var NAME=VALUE` (or --vars-file). Credentials that the operation's
-`security` asks for are `{{ secrets.NAME }}`, read from the environment at run time.
+`security` asks for are `{{ secrets.OPENAPI_<SCHEME> }}` (the scheme's name, upper case), read from the
+environment at run time: `OPENAPI_API_KEY=... litmus run ...`.
 
 Operations with unsafe methods (POST, PUT, PATCH, DELETE) are written with
 `skip: "unsafe method: review before enabling"`: they change data, so a person decides. Remove the

@@ -5,7 +5,8 @@ and `openapi` (the response against the spec). Values come from the spec where i
 or media type's `example`/`examples`, a schema's `example`/`examples`/`default`/`const`/first `enum`),
 following `$ref`s through the document; anything else is a typed placeholder, `{{ vars.NAME | default(V) }}`,
 whose default V fits the schema's type and format, so the suite validates and runs as written and
-`--var NAME=VALUE` replaces it. Credentials the operation's `security` asks for are `{{ secrets.NAME }}`.
+`--var NAME=VALUE` replaces it. Credentials the operation's `security` asks for are
+`{{ secrets.OPENAPI_<SCHEME> }}`.
 
 The spec may come from anyone (a fork's pull request, a vendor): none of its text ever becomes a template.
 A value holding `{{` is not copied (a placeholder takes its place), an operation whose path or a server URL
@@ -22,10 +23,10 @@ from urllib.parse import quote
 
 import yaml
 
-from litmus.trust import never_resolves
-
 UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 UNSAFE_SKIP = "unsafe method: review before enabling"
+# Credentials a spec's `security` asks for are `{{ secrets.OPENAPI_<SCHEME> }}`.
+SECRET_PREFIX = "OPENAPI_"
 
 # A request body deeper than this (or a schema that refers to itself) is cut short: a starter, not a fuzzer.
 _MAX_DEPTH = 8
@@ -52,7 +53,7 @@ HEADER = """\
 #
 # Values the spec gives are filled in; the others are placeholders, {{ vars.NAME | default(...) }}:
 # give real ones with `litmus run --var NAME=VALUE` or `--vars-file FILE`. Credentials are
-# {{ secrets.NAME }} (environment variables at run time). Flows with unsafe methods (POST, PUT, PATCH,
+# {{ secrets.OPENAPI_<SCHEME> }} (environment variables at run time). Flows with unsafe methods (POST, PUT, PATCH,
 # DELETE) carry `skip:` until you review them (or were written with --include-unsafe).
 """
 
@@ -141,9 +142,10 @@ def _var_name(name: str) -> str:
 
 
 def _secret_name(scheme: str) -> str:
-    name = _var_name(scheme).upper()
-    # A scheme named like one of the action's own credentials would be a template that never resolves.
-    return f"API_{name}" if never_resolves(name) else name
+    # The spec names its security schemes, and a fork or a vendor writes the spec: under a prefix of ours, a
+    # scheme named AWS_SECRET_ACCESS_KEY cannot pick an unrelated credential of the environment to send (nor
+    # one of the action's own, which never resolve).
+    return f"{SECRET_PREFIX}{_var_name(scheme).upper()}"
 
 
 def _is_json(media_type: str) -> bool:
