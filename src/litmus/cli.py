@@ -16,6 +16,7 @@ from litmus import __version__
 # name -> (module, one-line help). Adding a command = one module + one line here.
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("litmus.commands.validate", "check probe files and report every problem with its position"),
+    "init": ("litmus.commands.init", "write a starter probe suite from an OpenAPI description, one flow per operation"),
     "run": ("litmus.commands.run", "run probe suites against a deployment and write results and reports"),
     "demo": ("litmus.commands.demo", "run the example suites against the bundled demo target, offline"),
     "report": ("litmus.commands.report", "render SARIF, JUnit, Markdown, HTML from a results.json"),

@@ -16,6 +16,7 @@ from typing import TextIO
 from litmus import verdict
 from litmus.github.workflow import WorkflowCommands
 from litmus.identity import INTENT, TRANSPORT
+from litmus.openapi.coverage import summary
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 from litmus.text import count
 
@@ -103,6 +104,9 @@ class Console:
                 body.extend(self._item_lines(suite, item, runs))
             for fr in suite.flow_runs:
                 where = f"{clean(suite.file)}:{fr.line} {clean(fr.flow)}{_where(fr, runs[fr.flow, fr.scenario])}"
+                body.extend(f"{clean(suite.file)}:{step.line} {clean(fr.flow)}{_where(fr, runs[fr.flow, fr.scenario])}"
+                            f" › {clean(step.name)} › {self._status('needs_review', 'warning')}: {clean(warning)}"
+                            for step in fr.steps for warning in step.warnings)
                 if fr.reason:
                     body.append(f"{where} › {self._status(fr.status)}: {clean(fr.reason)}")
                 elif fr.overruled_failures:
@@ -148,6 +152,11 @@ class Console:
             cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=False)]
             verdict = row[-1] if i == 0 else self._status(row[-1])
             lines.append("  ".join([*cells, verdict]).rstrip())
+        for s in result.suites:
+            if s.openapi is not None:
+                missing = f"; {len(s.openapi.missing)} not, listed in results.json" if s.openapi.missing else ""
+                lines.append(f"OpenAPI coverage of {clean(s.openapi.spec)} ({clean(s.name)}): {summary(s.openapi)}"
+                             f"{missing}")
         return lines
 
     def verdict_line(self, result: RunResult, results_path: str | None) -> str:

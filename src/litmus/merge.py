@@ -14,6 +14,7 @@ from datetime import datetime
 
 from litmus.compare import merge_baselines
 from litmus.decisions import merge_summaries
+from litmus.openapi.coverage import union
 from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
 from litmus.text import noun_for
 from litmus.verdict import decide_run, decide_suite
@@ -140,7 +141,8 @@ def _merge_suite(parts: list[tuple[SuiteResult, str]]) -> SuiteResult:
     # Every shard ran the suite's setup and teardown: keep them all, and a failed setup anywhere fails it.
     merged = replace(first, flow_runs=flow_runs,
                      setup=[step for suite, _ in parts for step in suite.setup],
-                     teardown=[step for suite, _ in parts for step in suite.teardown])
+                     teardown=[step for suite, _ in parts for step in suite.teardown],
+                     openapi=union([suite.openapi for suite, _ in parts]))
     decide_suite(merged)
     return merged
 

@@ -280,6 +280,9 @@ class Suite(Node):
     # The tool definitions its `tool_calls` assertions validate arguments with: each `schema_file` (by its real
     # path, as in `Assertion.files`) as {tool name: its `parameters` JSON Schema}, read and checked at load.
     tool_definitions: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # The OpenAPI description its `openapi:` names (litmus.openapi.document.OpenAPIDocument), loaded once at
+    # load through the one resolver; the `openapi` assertion checks against it, and results count its coverage.
+    openapi: Any = field(default=None, repr=False)
 
     def context_of(self, flow: Flow) -> Context | None:
         """Where `flow`'s scenarios come from: its own, else the suite's `context`."""

@@ -244,6 +244,8 @@ class StepResult:
     # Identity of the step's "no response" finding, and its baseline state when it has one.
     id: str | None = None
     baseline: BaselineState | None = None
+    # What is worth a look but decides nothing (a request that does not conform to its OpenAPI operation).
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -294,6 +296,16 @@ class FlowRunResult:
 
 
 @dataclass
+class OpenAPICoverage:
+    """How much of the suite's OpenAPI description its requests exercised: `operations` and `exercised` are
+    counts, `missing` the operations no request matched ("GET /orders/{id}"), in spec order."""
+    spec: str
+    operations: int
+    exercised: int
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
 class SuiteResult:
     name: str
     file: str
@@ -309,6 +321,8 @@ class SuiteResult:
     # The suite's setup and teardown steps (empty when it has none).
     setup: list[StepResult] = field(default_factory=list)
     teardown: list[StepResult] = field(default_factory=list)
+    # Present when the suite names an OpenAPI description (`openapi:`).
+    openapi: OpenAPICoverage | None = None
 
     @property
     def setup_failed(self) -> bool:
@@ -490,6 +504,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (SuiteResult, "flow_runs"): (FlowRunResult, True),
     (SuiteResult, "setup"): (StepResult, True),
     (SuiteResult, "teardown"): (StepResult, True),
+    (SuiteResult, "openapi"): (OpenAPICoverage, False),
     (FlowRunResult, "intent_evaluation"): (IntentEvaluation, False),
     (FlowRunResult, "steps"): (StepResult, True),
     (FlowRunResult, "conversation_assertions"): (AssertionOutcome, True),

@@ -1,5 +1,5 @@
-"""Programs the tests run on Litmus's output, from npm, pinned by tests/tools/package-lock.json: Microsoft's
-SARIF Multitool and Mermaid's own parser.
+"""Programs the tests run on or against Litmus, from npm, pinned by tests/tools/package-lock.json: Microsoft's
+SARIF Multitool, Mermaid's own parser, and Stoplight's Prism (an OpenAPI mock server no one here wrote).
 
 `npm ci` installs them into tests/tools/node_modules (ignored by git) the first time a test needs one, so a
 plain clone's `.ci/run` needs nothing but npm and node. Without them the tests that need a tool are skipped,
@@ -21,7 +21,8 @@ MODULES = TOOLS / "node_modules"
 MULTITOOL = MODULES / "@microsoft" / "sarif-multitool-linux" / "Sarif.Multitool"
 MERMAID_PARSE = TOOLS / "mermaid_parse.mjs"
 # What a complete install leaves: each tool's own entry point.
-INSTALLED = (MULTITOOL, MODULES / "mermaid" / "package.json", MODULES / "jsdom" / "package.json")
+PRISM = MODULES / "@stoplight" / "prism-cli" / "dist" / "index.js"
+INSTALLED = (MULTITOOL, MODULES / "mermaid" / "package.json", MODULES / "jsdom" / "package.json", PRISM)
 
 
 def sarif_multitool() -> Path:
@@ -39,6 +40,15 @@ def mermaid_parser() -> list[str]:
         pytest.skip("MERMAID PARSER TESTS SKIPPED: no node to run Mermaid's parser (apt-get install nodejs)")
     _install("MERMAID PARSER")
     return [node, str(MERMAID_PARSE)]
+
+
+def prism() -> list[str]:
+    """The command that runs Prism (`prism mock SPEC` serves a spec's own examples), installed when missing."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("PRISM TESTS SKIPPED: no node to run Prism (apt-get install nodejs)")
+    _install("PRISM")
+    return [node, str(PRISM)]
 
 
 def _install(what: str) -> None:

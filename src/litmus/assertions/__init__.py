@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "contains": "litmus.assertions.contains",
     "not_contains": "litmus.assertions.not_contains",
     "schema": "litmus.assertions.schema",
+    "openapi": "litmus.assertions.openapi",
     "extract_match": "litmus.assertions.extract_match",
     "header": "litmus.assertions.header",
     "cookie": "litmus.assertions.cookie",

@@ -115,6 +115,12 @@ class EvalContext:
     # Each of the step's assertions' finding id (`litmus.identity`) by its position: what a human decision
     # names (`litmus.decisions`).
     finding_ids: Mapping[Position, str] = field(default_factory=dict)
+    # The request as sent (a `requests.PreparedRequest`: method, url, headers, body); None where no request was
+    # sent (transcript assertions).
+    request: Any = None
+    # Warnings an evaluator records on the step (`StepResult.warnings`): what is worth a look but decides nothing
+    # (a request that does not conform to its OpenAPI operation).
+    warnings: list[str] = field(default_factory=list)
 
     def finding_id(self, assertion: Assertion) -> str | None:
         return self.finding_ids.get(assertion.pos)

@@ -95,6 +95,10 @@ def _sentence(error) -> str:
         return f"expected an item matching {show(wanted)}, got {got}"
     if keyword == "not":
         return f"must not match {show(wanted)}, got {got}"
+    if keyword == "writeOnly":  # OpenAPI 3.0, checking a response
+        return "a write-only property must not be in a response"
+    if keyword == "readOnly":  # OpenAPI 3.0, checking a request
+        return "a read-only property must not be in a request"
     if keyword is None or wanted is False:
         return f"no value is allowed here, got {got}"
     return f"fails {keyword} {show(wanted)}, got {got}"

@@ -13,8 +13,10 @@ then a summary line, e.g. "3 suites, 7 flows, 41 assertions: OK".
 
 The project config (litmus.yaml at the repository root, or --config) and the human decisions
 (.litmus/decisions.yaml, when present; its schema ships as litmus/schemas/decisions.schema.json) are
-checked too, and their problems are reported the same way, all at once. Finding no suite at all is an error: a run of
-these paths would check nothing.
+checked too, and their problems are reported the same way, all at once. An OpenAPI description a suite
+names with `openapi:` is validated whole against the OpenAPI 3.0 / 3.1 rules (a run only parses it); its
+problems are errors at the spec's own line and column, with the JSON pointer of the node. Finding no
+suite at all is an error: a run of these paths would check nothing.
 
 Unlike `litmus run`, a template naming an environment variable that is not set ({{ env.X }},
 {{ secrets.X }}), or a {{ vars.X }} not given with --var / --vars-file, is a warning here:
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return _report(args.format, exc.diagnostics, "the vars file is invalid: FAILED", ok=False)
     try:
         result = load_suites(args.paths, strict_env=False, run_vars=run_vars, named_anywhere=True)
-        diagnostics = list(result.warnings)
+        diagnostics = list(result.warnings) + _spec_problems(result.suites)
     except ProbeError as exc:
         diagnostics = list(exc.diagnostics)
     config_path = None
@@ -95,6 +97,16 @@ def run(args: argparse.Namespace) -> int:
     if warnings:
         summary += f" ({count(len(warnings), 'warning')})"
     return _report(args.format, warnings, summary, ok=True)
+
+
+def _spec_problems(suites) -> list:
+    """Each OpenAPI description the suites name, validated whole once (a run only parses it)."""
+    documents = {suite.openapi.path: suite.openapi for suite in suites if suite.openapi is not None}
+    if not documents:
+        return []
+    from litmus.load.openapi_spec import spec_problems  # lazy: a heavy import, for suites naming a spec only
+
+    return [problem for document in documents.values() for problem in spec_problems(document)]
 
 
 def _report(fmt: str, diagnostics: list, summary: str, *, ok: bool) -> int:

@@ -306,6 +306,9 @@ def build_schema() -> dict[str, Any]:
         "teardown": {"type": "array", "items": {"$ref": "#/$defs/step"},
                      "description": "steps run once after every flow run ended, even after failures"},
         "serial": {"type": "boolean", "description": "flow runs one at a time, in file order (default false)"},
+        "openapi": {"type": "string", "minLength": 1,
+                    "description": "the API's OpenAPI 3.0/3.1 description (JSON or YAML), relative to the suite file, "
+                                   "inside the repository: what `openapi` assertions check against"},
     }, ("version", "suite", "flows"), patternProperties={"^x-": {"description": "ignored: a place for YAML anchors"}})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -53,7 +53,7 @@ from litmus.text import did_you_mean, with_article
 from litmus.trust import Trust
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
-              "context", "flows", "setup", "teardown", "serial")
+              "context", "flows", "setup", "teardown", "serial", "openapi")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
 REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "tls", "delay_ms",
                 "timeout_ms", "follow_redirects", "stream")
@@ -124,6 +124,9 @@ class SuiteBuilder:
         self.referenced: dict[str, None] = dict.fromkeys((file, self.display(abs_path)))
         self.schema_documents: dict[str, Any] = {}
         self.tool_definitions: dict[str, dict[str, Any]] = {}
+        # The suite's `openapi:` description once loaded, and whether it names one (loaded or not).
+        self.openapi = None
+        self.openapi_named = False
 
     def fields(self, item: Item, where: str, allowed: tuple[str, ...]) -> Fields | None:
         """The mapping's Fields, or None (error recorded) when `item` is not a mapping."""
@@ -156,6 +159,7 @@ class SuiteBuilder:
         elif version.value != 1 or isinstance(version.value, bool):
             f.error(version, f"unsupported version {describe(version.value)}: this Litmus reads version 1")
         name = f.take("suite", "string", required=True, default="", nonempty=True)
+        self.openapi = self.openapi_spec(f)
         context, scenario_file = self.context(f)
         scenarios = None if context is None else [(s.id, s.data, s.reference_response) for s in context.scenarios]
         variables_item = f.raw("variables")
@@ -205,8 +209,31 @@ class SuiteBuilder:
             flows=tuple(flows), setup=tuple(setup), teardown=tuple(teardown),
             serial=f.take("serial", "boolean", default=False),
             referenced_files=tuple(self.referenced), schema_documents=self.schema_documents,
-            tool_definitions=self.tool_definitions,
+            tool_definitions=self.tool_definitions, openapi=self.openapi,
         )
+
+    def openapi_spec(self, f: Fields):
+        """The OpenAPI description `openapi:` names (relative to the suite file, like every file a suite names),
+        loaded through the one resolver with the files its `$ref`s name; None, with an error at the field, when
+        it cannot be (refused, not OpenAPI 3.0/3.1, a `$ref` to a URL or outside the repository)."""
+        self.openapi_named = f.has("openapi")
+        relative = f.take("openapi", "string", default=None, nonempty=True)
+        if relative is None:
+            return None
+        item = f.raw("openapi")
+        path = self.referenced_file(item, relative)
+        if path is None:
+            return None
+        from litmus.openapi.document import SpecError, load_document  # lazy: only suites that name a spec
+
+        try:
+            document = load_document(self.display(path), self.root, fetch_file=self.fetch_file)
+        except SpecError as exc:
+            self.c.error(item.span, f"openapi: {exc}")
+            return None
+        for file in document.documents:
+            self.referenced.setdefault(file)
+        return document
 
     def check_base_url(self, f: Fields, base_url: str, scope: Scope) -> None:
         item = f.raw("base_url")
@@ -974,6 +1001,9 @@ class SuiteBuilder:
         if select is not None and (problem := checks.jsonpath_error(select)):
             f.error(f.raw("select"), problem)
         params, referenced = self.params(f, spec, scope, misspelt=misspelt)
+        if spec.type == "openapi" and not self.openapi_named:
+            self.c.error(type_item.span, "the openapi assertion checks against the suite's OpenAPI description: "
+                                         "name it with 'openapi: path/to/openapi.yaml' at the top of the suite")
         if spec.family == "scenario" and scope.scenarios is None:
             self.c.warning(type_item.span, f"{spec.type} needs scenarios, but the suite has no 'context': "
                                            "it will always be skipped")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from litmus import identity, verdict
 from litmus.files import VCS_DIRECTORIES
+from litmus.openapi.coverage import summary
 from litmus.results import (
     MASK,
     AssertionOutcome,
@@ -33,6 +34,7 @@ from litmus.results import (
     FormPart,
     IntentEvaluation,
     JudgeRecord,
+    OpenAPICoverage,
     RequestExcerpt,
     RunResult,
     StepResult,
@@ -424,6 +426,16 @@ def context_text(finding: Finding) -> str:
 
 # How much of a streamed step's assembled text the one-line response summary quotes.
 STREAMED_TEXT_CHARS = 200
+
+
+# Operations a coverage line names before "and N more".
+COVERAGE_LISTED = 5
+
+
+def coverage_parts(coverage: OpenAPICoverage) -> tuple[str, list[str], int]:
+    """A suite's OpenAPI coverage for one line: "2 of 9 operations exercised (22%)", the first operations no
+    request exercised, and how many more there are (the whole list is in results.json)."""
+    return summary(coverage), coverage.missing[:COVERAGE_LISTED], max(0, len(coverage.missing) - COVERAGE_LISTED)
 
 
 def rate_text(rate) -> str:

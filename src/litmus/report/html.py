@@ -340,9 +340,19 @@ def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> 
             tag("p", f"{stats.runs_passed} of {count(stats.runs_total, 'flow run')} passed = {suite.pass_rate:g}% "
                      f"(needs {suite.pass_threshold:g}%)", class_="muted"),
             tag("p", tag("code", suite.file), class_="muted"),
+            *([_coverage(suite.openapi)] if suite.openapi is not None else []),
             class_="suite-card",
         ))
     return tag("section", tag("h2", "Suites"), tag("div", *cards, class_="suites"), id="suites")
+
+
+def _coverage(coverage) -> Markup:
+    counts, missing, more = fd.coverage_parts(coverage)
+    parts = ["OpenAPI coverage of ", tag("code", coverage.spec), f": {counts}"]
+    if missing:
+        parts += ["; not exercised: ", join([tag("code", key) for key in missing], ", "),
+                  f" and {more} more" if more else ""]
+    return tag("p", *parts, class_="muted")
 
 
 # ---- what this PR changed (a baseline comparison) ----

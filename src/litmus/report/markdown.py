@@ -23,7 +23,7 @@ from litmus.compare import headline
 from litmus.report import findings as fd
 from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
-from litmus.results import RunResult, StepResult
+from litmus.results import RunResult, StepResult, SuiteResult
 from litmus.text import clip, count
 from litmus.verdict import skipped_note
 
@@ -194,6 +194,7 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     if result.suites:
         judged = fd.judge_ran(result)
         yield _suite_table(result, options, findings, judged)
+        yield from (_coverage_line(suite) for suite in result.suites if suite.openapi is not None)
         if judged:
             totals = result.judge
             yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
@@ -201,6 +202,14 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
                    "output tokens")
     if not findings:
         yield "No findings: every evaluated assertion passed."
+
+
+def _coverage_line(suite: SuiteResult) -> str:
+    counts, missing, more = fd.coverage_parts(suite.openapi)
+    line = f"OpenAPI coverage of {code(suite.openapi.spec)} ({prose(suite.name)}): {counts}"
+    if missing:
+        line += "; not exercised: " + ", ".join(map(code, missing)) + (f" and {more} more" if more else "")
+    return line
 
 
 # Files listed under "This pull request changes its own checks" before "and N more".

@@ -49,6 +49,7 @@ _RULE_NAMES = {
     "contains": "MissingExpectedText",
     "not_contains": "ForbiddenTextPresent",
     "schema": "JsonSchemaViolation",
+    "openapi": "OpenApiContractViolation",
     "extract_match": "ExtractedValueMismatch",
     "header": "HeaderMismatch",
     "cookie": "CookieMismatch",

@@ -291,7 +291,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
             run_index=planned.run_index, deadline=deadline, trust=env.trust, python_worker=env.python_worker,
-            finding_ids=finding_ids,
+            finding_ids=finding_ids, request=prepared,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)
@@ -315,6 +315,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
         stream=_stream_record(response),
         generated=dict(generated), graphql_errors=_graphql_errors(response) if step.request.graphql else None,
+        warnings=list(dict.fromkeys(ctx.warnings)),
     )
     return result, stop_flow_reason
 

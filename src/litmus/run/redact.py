@@ -101,6 +101,8 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.JudgeRecord: ("escalated",),
     results.JudgedReply: ("truncated", "masked"),
     results.JudgeTier: ("provider", "model", "score", "latency_ms", "input_tokens", "output_tokens", "cached"),
+    # OpenAPI coverage: the spec's path (named by the probe) and its operations ("GET /orders/{id}"), counts.
+    results.OpenAPICoverage: ("spec", "operations", "exercised", "missing"),
 }.items()}
 # The free text, for the record: what the walk masks.
 FREE_TEXT: dict[type, tuple[str, ...]] = {
@@ -113,7 +115,7 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.StreamEvent: ("event", "data", "id"),
     results.StreamRecord: ("text", "tool_calls", "raw"),
     results.IntentEvaluation: ("reason",),
-    results.StepResult: ("error", "extracted", "generated", "graphql_errors", "user"),
+    results.StepResult: ("error", "extracted", "generated", "graphql_errors", "user", "warnings"),
     results.RequestExcerpt: ("url", "headers", "body"),
     results.FormPart: ("value", "filename", "content_type"),
     results.Credentials: ("username", "password"),

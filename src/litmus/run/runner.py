@@ -26,6 +26,7 @@ from litmus.assertions.python_worker import PythonWorker
 from litmus.deadline import Deadline
 from litmus.load.data_rows import scenarios as scenarios_of
 from litmus.model import Suite
+from litmus.openapi.coverage import coverage
 from litmus.results import (
     FlowRunResult,
     IntentEvaluation,
@@ -273,6 +274,9 @@ def _suite_results(suites: list[Suite], results: dict[int, dict[int, FlowRunResu
             pass_threshold=suite.pass_threshold, pass_rate=100.0, verdict="passed", flow_runs=flow_runs,
             setup=suite_run.setup, teardown=suite_run.teardown,
         )
+        if suite.openapi is not None:
+            steps = [*result.setup, *(step for run in flow_runs for step in run.steps), *result.teardown]
+            result.openapi = coverage(suite.openapi, steps)
         decide_suite(result)
         out.append(result)
     return out

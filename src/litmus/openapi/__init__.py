@@ -1,0 +1,1 @@
+"""OpenAPI contracts: a spec loaded through the one file resolver, and responses checked against it."""
