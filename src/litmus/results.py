@@ -218,6 +218,14 @@ class StreamRecord:
 
 
 @dataclass
+class RateLimitWait:
+    """A `429` or `503` the target answered, waited out before the request was sent again."""
+
+    status: int
+    waited_ms: float
+
+
+@dataclass
 class StepResult:
     name: str
     line: int
@@ -229,6 +237,8 @@ class StepResult:
     # Times the transport sent the request again on a new connection: a pooled connection the server
     # had closed, or a connection failure under --transport-retries.
     transport_retries: int = 0
+    # Each 429 / 503 waited out before the request was sent again, in order (see litmus.run.rate).
+    rate_limited: list[RateLimitWait] = field(default_factory=list)
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
     stream: StreamRecord | None = None
@@ -501,6 +511,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (StepResult, "response"): (ResponseExcerpt, False),
     (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),
+    (StepResult, "rate_limited"): (RateLimitWait, True),
     (StepResult, "stream"): (StreamRecord, False),
     (StreamRecord, "events"): (StreamEvent, True),
     (AssertionOutcome, "mismatches"): (Mismatch, True),

@@ -1,0 +1,279 @@
+"""Rate limits through `litmus run`: the run's limiter keeps to a target's token bucket, and a 429 / 503 is
+waited out (Retry-After in seconds or as an HTTP date, else backoff) within the step's deadline.
+
+`BucketTarget` enforces a token bucket like a rate-limited API: a request that arrives when its bucket is
+empty gets a 429 and counts as a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+
+from support.cli import litmus
+from support.target import Target
+
+pytestmark = pytest.mark.timing  # waits of a known length, measured; a busy machine stretches them
+
+# How early a request may arrive before its token and still be let through: the scheduling jitter between
+# the moment Litmus takes a token and the moment the server thread reads the request (two processes, each
+# with threads waiting for its GIL, on a shared machine; measured up to ~7 ms under load, so 20 ms). The
+# span of a whole run is checked to the interval: that is where a limiter sending too fast shows.
+JITTER_S = 0.02
+
+
+class BucketTarget(Target):
+    """A target at `/limited` allowing `per_second` requests with `burst` at once; a request finding the bucket
+    empty gets 429 (with `retry_after`, if given) and is counted in `violations`."""
+
+    def __init__(self, per_second: float, burst: int = 1, retry_after: str | None = None) -> None:
+        super().__init__()
+        self.per_second, self.burst = per_second, burst
+        self.tokens, self.stamp = float(burst), time.monotonic()
+        self.violations = 0
+        self.arrivals: list[float] = []
+        self._bucket_lock = threading.Lock()
+        retry = {"Retry-After": retry_after} if retry_after else {}
+
+        def limited(req):
+            with self._bucket_lock:
+                now = time.monotonic()
+                self.arrivals.append(now)
+                self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_second)
+                self.stamp = now
+                if self.tokens < 1 - JITTER_S * self.per_second:
+                    self.violations += 1
+                    return 429, {"Content-Type": "text/plain", **retry}, b"slow down"
+                self.tokens -= 1
+            return 200, {"Content-Type": "application/json"}, b'{"ok": true}'
+
+        self.route("/limited", limited)
+
+
+def _suite(name: str, base_url: str, *, runs: int, rate_limit: str = "", request: str = "{url: /limited}",
+           timeout_ms: int = 10_000) -> str:
+    limit = f"rate_limit: {rate_limit}\n" if rate_limit else ""
+    return f"""\
+version: 1
+suite: {name}
+base_url: {base_url}
+{limit}defaults: {{timeout_ms: {timeout_ms}}}
+flows:
+  - name: call
+    runs: {runs}
+    steps:
+      - name: one
+        request: {request}
+        assertions:
+          - {{type: status_code, expected: 200}}
+"""
+
+
+def _run(tmp_path: Path, suites: dict[str, str], *argv: str, env: dict[str, str] | None = None) -> dict:
+    probes = tmp_path / "probes"
+    probes.mkdir(exist_ok=True)
+    for name, text in suites.items():
+        (probes / f"{name}.yaml").write_text(text)
+    proc = litmus(tmp_path, "run", "probes", "--format", "html", *argv, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads((tmp_path / "litmus-report" / "results.json").read_text())
+
+
+def _steps(results: dict) -> list[dict]:
+    return [step for suite in results["suites"] for run in suite["flow_runs"] for step in run["steps"]]
+
+
+def test_per_second_20_over_200_requests_makes_no_violation(tmp_path: Path):
+    with BucketTarget(per_second=20) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=200, rate_limit="{per_second: 20}")})
+    steps = _steps(results)
+    assert target.violations == 0
+    assert len(target.arrivals) == 200
+    assert all(step["status"] == "passed" and step["rate_limited"] == [] for step in steps)
+    # 200 requests at 20/s with a burst of 1: at least 199 intervals of 50 ms.
+    assert target.arrivals[-1] - target.arrivals[0] >= 199 / 20 - JITTER_S
+
+
+def test_without_a_limit_the_same_target_is_overrun(tmp_path: Path):
+    """The bucket target does count violations: unlimited, Litmus outruns it, and every 429 (an idempotent GET,
+    no Retry-After: backoff) is waited out and sent again until it passes."""
+    with BucketTarget(per_second=20) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=12)})
+    steps = _steps(results)
+    assert target.violations > 0
+    assert all(step["status"] == "passed" for step in steps)
+    waited = [wait for step in steps for wait in step["rate_limited"]]
+    assert len(waited) == target.violations
+    assert {wait["status"] for wait in waited} == {429}
+
+
+def test_the_strictest_limit_of_two_suites_on_one_origin_wins(tmp_path: Path):
+    with BucketTarget(per_second=5) as target:
+        results = _run(tmp_path, {
+            "fast": _suite("Fast", target.base_url, runs=6, rate_limit="{per_second: 50}"),
+            "slow": _suite("Slow", target.base_url, runs=6, rate_limit="{per_minute: 300}"),
+        })
+    assert target.violations == 0
+    assert all(step["status"] == "passed" for step in _steps(results))
+    assert len(target.arrivals) == 12
+    assert target.arrivals[-1] - target.arrivals[0] >= 11 / 5 - JITTER_S
+
+
+def test_rate_limit_flag_caps_a_suite_that_allows_more(tmp_path: Path):
+    with BucketTarget(per_second=10) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10, rate_limit="{per_second: 100}")},
+                       "--rate-limit", "10")
+    assert target.violations == 0
+    assert all(step["status"] == "passed" for step in _steps(results))
+    assert target.arrivals[-1] - target.arrivals[0] >= 9 / 10 - JITTER_S
+
+
+def test_rate_limit_variable_caps_every_origin(tmp_path: Path):
+    with BucketTarget(per_second=10, burst=3) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10)}, env={"LITMUS_RATE_LIMIT": "10"})
+    assert target.violations == 0
+    assert all(step["status"] == "passed" for step in _steps(results))
+
+
+def test_a_suite_burst_lets_that_many_go_at_once(tmp_path: Path):
+    with BucketTarget(per_second=2, burst=4) as target:
+        _run(tmp_path, {"a": _suite("A", target.base_url, runs=4, rate_limit="{per_second: 2, burst: 4}")})
+    assert target.violations == 0
+    # Four tokens at the start: no wait for a refill (which would take 0.5 s each).
+    assert target.arrivals[-1] - target.arrivals[0] < 0.5
+
+
+def _once_429(headers_of) -> Target:
+    """A target whose `/once` answers its first request 429 with `headers_of()`, then 200."""
+    target = Target()
+    seen: list[float] = []
+
+    def once(req):
+        seen.append(time.time())
+        if len(seen) == 1:
+            return 429, {"Content-Type": "text/plain", **headers_of()}, b"slow down"
+        return 200, {"Content-Type": "application/json"}, b'{"ok": true}'
+
+    target.route("/once", once)
+    target.seen = seen
+    return target
+
+
+def test_retry_after_in_seconds_is_waited_out(tmp_path: Path):
+    with _once_429(lambda: {"Retry-After": "1"}) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1, request="{url: /once}")})
+    (step,) = _steps(results)
+    assert step["status"] == "passed"
+    assert [wait["status"] for wait in step["rate_limited"]] == [429]
+    assert step["rate_limited"][0]["waited_ms"] >= 1000
+    assert target.seen[1] - target.seen[0] >= 1.0
+
+
+def test_retry_after_as_an_http_date_is_waited_out(tmp_path: Path):
+    asked: list[datetime] = []
+
+    def date_header():
+        asked.append((datetime.now(UTC) + timedelta(seconds=2)).replace(microsecond=0))
+        return {"Retry-After": format_datetime(asked[0], usegmt=True)}
+
+    with _once_429(date_header) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1, request="{url: /once}")})
+    (step,) = _steps(results)
+    assert step["status"] == "passed"
+    # The resend arrives no sooner than the date said; the date has whole seconds, so the wait is over 1 s.
+    assert target.seen[1] >= asked[0].timestamp()
+    assert step["rate_limited"][0]["waited_ms"] >= 1000
+
+
+def test_a_retry_after_beyond_the_deadline_is_an_error_without_a_long_sleep(tmp_path: Path):
+    """A hostile or overloaded target asking for 999999 s: the step is an error naming the limit at once."""
+    with _once_429(lambda: {"Retry-After": "999999"}) as target:
+        started = time.monotonic()
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1, request="{url: /once}",
+                                              timeout_ms=30_000)})
+        took = time.monotonic() - started
+    (step,) = _steps(results)
+    assert step["status"] == "error"
+    assert step["error"].startswith("429 Too Many Requests: Retry-After 999999 s is beyond the step's deadline (")
+    assert step["response"]["status"] == 429
+    assert results["verdict"] == "failed"
+    assert len(target.seen) == 1
+    assert took < 15  # the run's start-up; nowhere near the step's 30 s, let alone 999999 s
+
+
+def test_a_post_is_not_sent_again_without_retry_on_429(tmp_path: Path):
+    with _once_429(lambda: {"Retry-After": "0"}) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1,
+                                              request="{url: /once, method: POST, json: {a: 1}}")})
+    (step,) = _steps(results)
+    assert len(target.seen) == 1
+    assert step["status"] == "error"
+    assert "429 Too Many Requests: a POST is not sent again unless its request says 'retry_on_429: true'" \
+        in step["error"]
+
+
+def test_a_post_with_retry_on_429_is_sent_again(tmp_path: Path):
+    with _once_429(lambda: {"Retry-After": "0"}) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1,
+                                              request="{url: /once, method: POST, json: {a: 1}, retry_on_429: true}")})
+    (step,) = _steps(results)
+    assert len(target.seen) == 2
+    assert step["status"] == "passed"
+    assert [wait["status"] for wait in step["rate_limited"]] == [429]
+
+
+def test_retry_on_429_false_lets_the_assertions_see_the_429(tmp_path: Path):
+    with _once_429(lambda: {"Retry-After": "0"}) as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1,
+                                              request="{url: /once, retry_on_429: false}")})
+    (step,) = _steps(results)
+    assert len(target.seen) == 1
+    assert step["status"] == "failed"
+    assert step["assertions"][0]["reason"].endswith("expected status 200, got 429")
+
+
+def test_a_503_without_retry_after_is_backed_off_and_sent_again(tmp_path: Path):
+    target = Target()
+    seen: list[float] = []
+
+    def flaky(req):
+        seen.append(time.monotonic())
+        if len(seen) <= 2:
+            return 503, {"Content-Type": "text/plain"}, b"busy"
+        return 200, {"Content-Type": "application/json"}, b'{"ok": true}'
+
+    target.route("/flaky", flaky)
+    with target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1, request="{url: /flaky}")})
+    (step,) = _steps(results)
+    assert step["status"] == "passed"
+    assert [wait["status"] for wait in step["rate_limited"]] == [503, 503]
+    # Backoff: the first wait is between half and all of 0.5 s, the second of 1 s.
+    first, second = (wait["waited_ms"] for wait in step["rate_limited"])
+    assert 250 <= first and 500 <= second
+    assert seen[1] - seen[0] >= 0.25 and seen[2] - seen[1] >= 0.5
+
+
+def test_a_per_minute_limit_from_a_pull_request_ends_in_bounded_time_with_errors(tmp_path: Path):
+    """`per_minute: 1` written by a fork: the run does not stall until the limit allows each request; a
+    request whose wait would pass its step's deadline is an error naming the limit, at once."""
+    with BucketTarget(per_second=100) as target:
+        started = time.monotonic()
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=6, rate_limit="{per_minute: 1}",
+                                              timeout_ms=5_000)})
+        took = time.monotonic() - started
+    steps = _steps(results)
+    assert len(target.arrivals) == 1
+    assert [step["status"] for step in steps].count("passed") == 1
+    errors = [step["error"] for step in steps if step["status"] == "error"]
+    assert len(errors) == 5
+    assert all(error.startswith(f"rate limit 1/min for {target.base_url}: the next request may go in ")
+               and "beyond the step's deadline" in error for error in errors)
+    assert results["verdict"] == "failed"
+    assert took < 15
