@@ -433,6 +433,14 @@ def rate_text(rate) -> str:
     return f"{rate.passed}/{rate.total} = {rate.rate:g}% [{rate.low:g}–{rate.high:g}]"
 
 
+def rate_limited_text(step: StepResult) -> str:
+    """The 429 / 503 answers the step waited out before it sent its request again ("" when none)."""
+    if not step.rate_limited:
+        return ""
+    waits = ", ".join(f"{wait.status} for {wait.waited_ms:,.0f} ms" for wait in step.rate_limited)
+    return f"waited out {waits}, sending the request again after each"
+
+
 def response_text(step: StepResult) -> str:
     if step.response is None:
         return f"no response ({step.error})" if step.error else "no response"
