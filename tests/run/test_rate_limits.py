@@ -149,8 +149,8 @@ def test_a_suite_burst_lets_that_many_go_at_once(tmp_path: Path):
     assert target.arrivals[-1] - target.arrivals[0] < 0.5
 
 
-def _once_429(headers_of) -> Target:
-    """A target whose `/once` answers its first request 429 with `headers_of()`, then 200."""
+def _once_429(headers_of, content_type: str = "application/json", body: bytes = b'{"ok": true}') -> Target:
+    """A target whose `/once` answers its first request 429 with `headers_of()`, then 200 with `body`."""
     target = Target()
     seen: list[float] = []
 
@@ -158,7 +158,7 @@ def _once_429(headers_of) -> Target:
         seen.append(time.time())
         if len(seen) == 1:
             return 429, {"Content-Type": "text/plain", **headers_of()}, b"slow down"
-        return 200, {"Content-Type": "application/json"}, b'{"ok": true}'
+        return 200, {"Content-Type": content_type}, body
 
     target.route("/once", once)
     target.seen = seen
@@ -277,3 +277,52 @@ def test_a_per_minute_limit_from_a_pull_request_ends_in_bounded_time_with_errors
                and "beyond the step's deadline" in error for error in errors)
     assert results["verdict"] == "failed"
     assert took < 15
+
+
+def test_a_stream_waits_out_a_429_before_it_is_read(tmp_path: Path):
+    with _once_429(lambda: {"Retry-After": "0"}, "text/event-stream", b"data: hello\n\ndata: world\n\n") as target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1,
+                                              request="{url: /once, stream: sse}")})
+    (step,) = _steps(results)
+    assert step["status"] == "passed", step
+    assert [wait["status"] for wait in step["rate_limited"]] == [429]
+    assert step["stream"]["events_count"] == 2
+
+
+def test_a_conversation_turn_waits_out_a_429(tmp_path: Path):
+    suite = """\
+version: 1
+suite: Chat
+base_url: {base}
+flows:
+  - name: talk
+    conversation:
+      request: {method: POST, url: /once, retry_on_429: true}
+      format: {history_path: $.input, reply_path: $.reply, history: none}
+    steps:
+      - name: hello
+        user: "Hi"
+        assertions: [{type: contains, value: "hello there"}]
+"""
+    with _once_429(lambda: {"Retry-After": "0"}, body=b'{"reply": "hello there"}') as target:
+        results = _run(tmp_path, {"chat": suite.replace("{base}", target.base_url)})
+    (step,) = _steps(results)
+    assert step["status"] == "passed", step
+    assert [wait["status"] for wait in step["rate_limited"]] == [429]
+    assert len(target.seen) == 2
+
+
+def test_a_setup_step_waits_out_a_429_and_keeps_to_the_limit(tmp_path: Path):
+    suite = _suite("A", "{base}", runs=3, rate_limit="{per_second: 10}").replace(
+        "flows:", "setup:\n  - name: warm up\n    request: {url: /once}\nflows:")
+    with BucketTarget(per_second=10) as target:
+        limited = target.routes["/limited"]
+        seen: list[float] = []
+        target.route("/once", lambda req: seen.append(0) or ((429, {"Retry-After": "0"}, b"") if len(seen) == 1
+                                                              else limited(req)))
+        results = _run(tmp_path, {"a": suite.replace("{base}", target.base_url)})
+    (setup,) = results["suites"][0]["setup"]
+    assert setup["status"] == "passed"
+    assert [wait["status"] for wait in setup["rate_limited"]] == [429]
+    assert target.violations == 0
+    assert all(step["status"] == "passed" for step in _steps(results))

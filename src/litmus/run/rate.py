@@ -33,6 +33,10 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 
 
+# Refills summed from float timestamps fall short of a whole token by rounding: that is a token.
+_ROUNDING = 1e-9
+
+
 class RateLimitExceeded(Exception):
     """The wait for a request to go would end past its step's deadline (the message names the limit)."""
 
@@ -76,7 +80,7 @@ class TokenBucket:
         """0 when a token was taken; else the seconds until one will be there (nothing taken)."""
         self.tokens = min(float(self.rate.burst), self.tokens + (now - self.stamp) * self.rate.per_second)
         self.stamp = now
-        if self.tokens >= 1:
+        if self.tokens >= 1 - _ROUNDING:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / self.rate.per_second
