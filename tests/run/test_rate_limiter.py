@@ -35,14 +35,14 @@ def test_limits_for_one_origin_combine_to_the_strictest():
     limiter = RateLimiter(Rate(100, 4))
     limiter.limit(ORIGIN, Rate(20, 10))
     limiter.limit(ORIGIN, Rate(50, 2))
-    assert limiter._buckets[ORIGIN].rate == Rate(20, 2)
+    assert limiter.rate_of(ORIGIN) == Rate(20, 2)
 
 
 def test_without_a_limit_no_origin_gets_a_bucket():
     limiter = RateLimiter()
     assert not limiter.active
     assert limiter.acquire(ORIGIN, Deadline.after(1), threading.Event()) == 0
-    assert limiter._buckets == {}
+    assert limiter.rate_of(ORIGIN) is None and not limiter.active
 
 
 def test_a_run_wide_limit_applies_to_every_origin():

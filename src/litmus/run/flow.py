@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import http.client
 import json
 import re
@@ -349,18 +350,24 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
         resend = out.method in IDEMPOTENT_METHODS
     waited = False
     for resends in range(MAX_RESENDS + 1):
+        sending = out
         if target is not None:
             try:
                 waited = limiter.acquire(target, deadline, stop) > 0 or waited
             except RateLimitExceeded as exc:
                 env.client.discard(prepared)
                 raise TransportError(str(exc)) from None
+            sending = _limited(out, limiter, target)
         # After a wait the exchange gets what is left of the step's time, not its whole timeout again.
-        left_ms = deadline.remaining() * 1000 if waited else out.timeout_ms
-        if left_ms <= 0:
-            env.client.discard(prepared)
-            raise TransportError(f"no time left to send the request within {out.timeout_ms:g} ms after waiting")
-        response = env.client.send(session, prepared, out if not waited else _within(out, left_ms))
+        if waited:
+            left_ms = deadline.remaining() * 1000
+            if left_ms <= 0:
+                env.client.discard(prepared)
+                raise TransportError(f"no time left to send the request within {out.timeout_ms:g} ms after "
+                                     "waiting")
+            sending = copy.copy(sending) if sending is out else sending
+            sending.timeout_ms = min(out.timeout_ms, left_ms)
+        response = env.client.send(session, prepared, sending)
         if response.status not in WAIT_STATUSES or step.request.retry_on_429 is False:
             return response, prepared
         said = f"{response.status} {http.client.responses.get(response.status, '')}".rstrip()
@@ -389,11 +396,11 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
                          partial=response)
 
 
-def _within(out: OutgoingRequest, left_ms: float) -> OutgoingRequest:
-    """`out` with its timeout cut to what is left of the step's time."""
-    cut = copy.copy(out)
-    cut.timeout_ms = min(out.timeout_ms, left_ms)
-    return cut
+def _limited(out: OutgoingRequest, limiter: RateLimiter, target: str) -> OutgoingRequest:
+    """`out`, passing the limiter's gate as it is written to the connection."""
+    sending = copy.copy(out)
+    sending.before_write = functools.partial(limiter.writing, target)
+    return sending
 
 
 def _graphql_errors(response: Response) -> list[Any] | None:

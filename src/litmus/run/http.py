@@ -125,6 +125,8 @@ class OutgoingRequest:
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
     stream: Stream | None = None
+    # Called as the request is first written to a connection (the rate limiter's gate; it may wait).
+    before_write: Callable[[], Any] | None = None
 
 
 class Exchange:
@@ -143,6 +145,7 @@ class Exchange:
         self.probe_headers = frozenset(name.lower() for name in out.headers)
         self.max_body_bytes = max_body_bytes
         self.stream = out.stream
+        self.before_write = out.before_write
         self.retries = 0
         self.redirects: list[Redirect] = []
         # The response (requests', ours) of a redirect whose body was already read.
@@ -273,6 +276,9 @@ class _ConnectionMixin:
         uses = self._litmus_uses if self.sock is not None else 0
         exchange.reused = uses > 0
         exchange.attach(self)
+        if exchange.before_write is not None:
+            exchange.before_write()
+            exchange.before_write = None
         super().request(method, url, body=body, headers=headers, **kwargs)
         self._litmus_uses = uses + 1
 

@@ -6,8 +6,10 @@ to, and where several apply the strictest wins (the lower rate, the smaller burs
 to that origin share its bucket. An origin with no limit has no bucket: `acquire` is then one dict lookup,
 with no lock and no clock read.
 
-A token is taken when the request may go, not reserved ahead: a thread that wakes late moves the schedule
-on instead of sending two requests closer together than the limit allows.
+Each origin's rate is kept twice: `acquire` waits for a token before the request is sent (so a wait for
+the limit is not counted in its response time), and `writing` takes a token of a second bucket of the same
+rate as the request is written to the socket. A thread that got its turn and then waited for the CPU
+would otherwise go out right before the next request; the second bucket holds that next one back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import email.utils
 import math
 import random
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,13 +89,28 @@ class TokenBucket:
         return (1 - self.tokens) / self.rate.per_second
 
 
+@dataclass
+class _Limited:
+    """An origin's two buckets of one rate: `pace` spaces out the requests before they are sent (their waits
+    stay out of their response times), `gate` holds each one at the moment it is written to the socket, so
+    that a thread that got its turn but then waited for the CPU cannot go out right before the next one."""
+
+    pace: TokenBucket
+    gate: TokenBucket
+
+    @classmethod
+    def at(cls, rate: Rate) -> _Limited:
+        now = clock()
+        return cls(TokenBucket(rate, now), TokenBucket(rate, now))
+
+
 class RateLimiter:
     """The run's limits per origin (see the module's doc). Created once per run and passed down: no global
     state, so a parent process can hold the one instance its workers ask."""
 
     def __init__(self, every_origin: Rate | None = None, *, rng: random.Random | None = None) -> None:
         self.every_origin = every_origin
-        self._buckets: dict[str, TokenBucket] = {}
+        self._origins: dict[str, _Limited] = {}
         self._lock = threading.Lock()
         # Backoff jitter; a test passes a seeded one.
         self._rng = rng or random.Random()
@@ -100,31 +118,40 @@ class RateLimiter:
     @property
     def active(self) -> bool:
         """Whether any origin may have a limit (else no request needs its origin looked at)."""
-        return self.every_origin is not None or bool(self._buckets)
+        return self.every_origin is not None or bool(self._origins)
+
+    def rate_of(self, origin: str) -> Rate | None:
+        limited = self._origins.get(origin)
+        return limited.pace.rate if limited is not None else self.every_origin
 
     def limit(self, origin: str, rate: Rate) -> None:
         """Cap `origin` at `rate` too (a suite's `rate_limit:`): the strictest limit given for it wins."""
         with self._lock:
-            bucket = self._buckets.get(origin)
-            if bucket is None:
-                self._buckets[origin] = TokenBucket(rate.tighter(self.every_origin), clock())
-            elif bucket.rate.tighter(rate) != bucket.rate:
-                bucket.tighten(rate)
+            limited = self._origins.get(origin)
+            if limited is None:
+                self._origins[origin] = _Limited.at(rate.tighter(self.every_origin))
+            elif limited.pace.rate.tighter(rate) != limited.pace.rate:
+                limited.pace.tighten(rate)
+                limited.gate.tighten(rate)
+
+    def _limited(self, origin: str) -> _Limited | None:
+        limited = self._origins.get(origin)
+        if limited is None and self.every_origin is not None:
+            with self._lock:
+                limited = self._origins.setdefault(origin, _Limited.at(self.every_origin))
+        return limited
 
     def acquire(self, origin: str, deadline: Deadline, stop: threading.Event) -> float:
         """Wait until a request to `origin` may go; the seconds waited. RateLimitExceeded, at once, when
         the wait would end past `deadline`. Returns early when `stop` is set (the caller checks it)."""
-        bucket = self._buckets.get(origin)
-        if bucket is None:
-            if self.every_origin is None:
-                return 0.0
-            with self._lock:
-                bucket = self._buckets.setdefault(origin, TokenBucket(self.every_origin, clock()))
+        limited = self._limited(origin)
+        if limited is None:
+            return 0.0
         started = clock()
         while True:
             with self._lock:
-                wait = bucket.take(clock())
-                rate = bucket.rate
+                wait = limited.pace.take(clock())
+                rate = limited.pace.rate
             if wait == 0:
                 return clock() - started
             left = deadline.remaining()
@@ -134,6 +161,19 @@ class RateLimiter:
                     f"step's deadline ({max(left, 0):.3g} s left)")
             if stop.wait(wait):
                 return clock() - started
+
+    def writing(self, origin: str) -> None:
+        """Called as a request `acquire` let go is written to the connection: holds it until the gate bucket
+        has its token. After `acquire` that is at once, unless another request went out late just before."""
+        limited = self._limited(origin)
+        if limited is None:
+            return
+        while True:
+            with self._lock:
+                wait = limited.gate.take(clock())
+            if wait == 0:
+                return
+            time.sleep(wait)
 
     def backoff(self, resends: int) -> float:
         """Seconds to wait before resend number `resends` + 1 when the target said no Retry-After:
