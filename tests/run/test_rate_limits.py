@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cli import litmus
+from support.cli import litmus, start_litmus
 from support.target import Target
 
 pytestmark = pytest.mark.timing  # waits of a known length, measured; a busy machine stretches them
@@ -158,7 +160,7 @@ def test_the_strictest_limit_of_two_suites_on_one_origin_wins(tmp_path: Path):
             "fast": _suite("Fast", target.base_url, runs=6, rate_limit="{per_second: 50}"),
             "slow": _suite("Slow", target.base_url, runs=6, rate_limit="{per_minute: 300}"),
         })
-    assert target.violations == 0
+    assert target.violations == 0, _closest(target.arrivals)
     assert all(step["status"] == "passed" for step in _steps(results))
     assert len(target.arrivals) == 12
     assert target.arrivals[-1] - target.arrivals[0] >= 11 / 5 - JITTER_S
@@ -168,7 +170,7 @@ def test_rate_limit_flag_caps_a_suite_that_allows_more(tmp_path: Path):
     with BucketTarget(per_second=10) as target:
         results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10, rate_limit="{per_second: 100}")},
                        "--rate-limit", "10")
-    assert target.violations == 0
+    assert target.violations == 0, _closest(target.arrivals)
     assert all(step["status"] == "passed" for step in _steps(results))
     assert target.arrivals[-1] - target.arrivals[0] >= 9 / 10 - JITTER_S
 
@@ -176,7 +178,7 @@ def test_rate_limit_flag_caps_a_suite_that_allows_more(tmp_path: Path):
 def test_rate_limit_variable_caps_every_origin(tmp_path: Path):
     with BucketTarget(per_second=10, burst=3) as target:
         results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10)}, env={"LITMUS_RATE_LIMIT": "10"})
-    assert target.violations == 0
+    assert target.violations == 0, _closest(target.arrivals)
     assert all(step["status"] == "passed" for step in _steps(results))
 
 
@@ -365,3 +367,43 @@ def test_a_setup_step_waits_out_a_429_and_keeps_to_the_limit(tmp_path: Path):
     assert [wait["status"] for wait in setup["rate_limited"]] == [429]
     assert target.violations == 0
     assert all(step["status"] == "passed" for step in _steps(results))
+
+
+def test_a_target_answering_429_forever_gets_at_most_ten_resends(tmp_path: Path):
+    """`retry_on_429: true` on a POST (a pull request may write it) against a target that says `Retry-After: 0`
+    to everything: the POST goes out 11 times at most, then the step is an error saying so."""
+    target = Target()
+    target.route("/busy", lambda req: (429, {"Retry-After": "0", "Content-Type": "text/plain"}, b"busy"))
+    with target:
+        results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=1,
+                                              request="{url: /busy, method: POST, retry_on_429: true}")})
+    (step,) = _steps(results)
+    assert len(target.requests) == 11
+    assert step["status"] == "error"
+    assert step["error"] == "429 Too Many Requests: still 429 after 10 resends (the most Litmus sends)"
+    assert len(step["rate_limited"]) == 10
+
+
+def test_an_interrupted_run_sends_nothing_it_was_waiting_to_send(tmp_path: Path):
+    """Ctrl-C while flow runs wait for the limiter: they stop waiting and send nothing more."""
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "a.yaml").write_text(
+        _suite("A", "{base}", runs=3, rate_limit="{per_minute: 6}", timeout_ms=30_000))
+    with BucketTarget(per_second=100) as target:
+        text = (tmp_path / "probes" / "a.yaml").read_text().replace("{base}", target.base_url)
+        (tmp_path / "probes" / "a.yaml").write_text(text)
+        proc = start_litmus(tmp_path, "run", "probes", "--format", "summary", stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+        waited_for = time.monotonic() + 10
+        while not target.arrivals and time.monotonic() < waited_for:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the other flow runs are waiting for their turn (10 s apart)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+    assert len(target.arrivals) == 1
+    results = json.loads((tmp_path / "litmus-report" / "results.json").read_text())
+    assert results["run"]["interrupted"]
+    errors = [step["error"] for step in _steps(results) if step["status"] == "error"]
+    assert errors and all(error == f"run interrupted while waiting for the rate limit of {target.base_url}"
+                          for error in errors)

@@ -357,6 +357,9 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
             except RateLimitExceeded as exc:
                 env.client.discard(prepared)
                 raise TransportError(str(exc)) from None
+            if stop.is_set() and waited:
+                env.client.discard(prepared)
+                raise TransportError(f"run interrupted while waiting for the rate limit of {target}")
             sending = _limited(out, limiter, target)
         # After a wait the exchange gets what is left of the step's time, not its whole timeout again.
         if waited:
