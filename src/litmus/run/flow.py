@@ -339,10 +339,11 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
     a 429 or 503 waited out (recorded in `waits`) and the request sent again while the step's deadline
     (its timeout_ms, from here) allows. A wait past the deadline, or a request not to be sent again, is a
     TransportError holding the 429 / 503: an error naming the limit, never a pass."""
-    deadline = Deadline.after(out.timeout_ms / 1000)
     limiter = env.limiter
     rate = Rate.of(suite)
+    # Without a limit for the run or the suite, nothing here reads the clock until a 429 / 503 arrives.
     target = origin(out.url) if limiter.active or rate else None
+    deadline = Deadline.after(out.timeout_ms / 1000) if target is not None else None
     if target is not None and rate is not None:
         limiter.limit(target, rate)
     resend = step.request.retry_on_429
@@ -360,7 +361,7 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
             if stop.is_set() and waited:
                 env.client.discard(prepared)
                 raise TransportError(f"run interrupted while waiting for the rate limit of {target}")
-            sending = _limited(out, limiter, target)
+            sending = _limited(out, limiter, target, deadline)
         # After a wait the exchange gets what is left of the step's time, not its whole timeout again.
         if waited:
             left_ms = deadline.remaining() * 1000
@@ -380,6 +381,8 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
                 f"('retry_on_429: false' lets its assertions check the {response.status})", partial=response)
         if resends == MAX_RESENDS:
             break
+        # The step's deadline counts from its first send, which the response's elapsed time goes back to.
+        deadline = deadline or Deadline.after(max(out.timeout_ms - response.elapsed_ms, 0) / 1000)
         asked = retry_after(response.headers)
         wait = asked if asked is not None else limiter.backoff(resends)
         left = deadline.remaining()
@@ -399,10 +402,10 @@ def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out:
                          partial=response)
 
 
-def _limited(out: OutgoingRequest, limiter: RateLimiter, target: str) -> OutgoingRequest:
+def _limited(out: OutgoingRequest, limiter: RateLimiter, target: str, deadline: Deadline) -> OutgoingRequest:
     """`out`, passing the limiter's gate as it is written to the connection."""
     sending = copy.copy(out)
-    sending.before_write = functools.partial(limiter.writing, target)
+    sending.write_turn = functools.partial(limiter.writing, target, deadline)
     return sending
 
 

@@ -7,9 +7,9 @@ to that origin share its bucket. An origin with no limit has no bucket: `acquire
 with no lock and no clock read.
 
 Each origin's rate is kept twice: `acquire` waits for a token before the request is sent (so a wait for
-the limit is not counted in its response time), and `writing` takes a token of a second bucket of the same
-rate as the request is written to the socket. A thread that got its turn and then waited for the CPU
-would otherwise go out right before the next request; the second bucket holds that next one back.
+the limit is not counted in its response time), and `writing`, around the write to the connected socket,
+takes a token of a second bucket of the same rate that counts from when the write ended. A thread that got
+its token and then waited for the CPU would otherwise go out right before the next request.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import math
 import random
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from litmus.deadline import Deadline, clock
@@ -92,11 +93,13 @@ class TokenBucket:
 @dataclass
 class _Limited:
     """An origin's two buckets of one rate: `pace` spaces out the requests before they are sent (their waits
-    stay out of their response times), `gate` holds each one at the moment it is written to the socket, so
-    that a thread that got its turn but then waited for the CPU cannot go out right before the next one."""
+    stay out of their response times), `gate` holds each one as it is written to the socket, one at a time
+    (`turn`), so that a thread that got its token but then waited for the CPU cannot go out right before the
+    next one."""
 
     pace: TokenBucket
     gate: TokenBucket
+    turn: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def at(cls, rate: Rate) -> _Limited:
@@ -162,18 +165,32 @@ class RateLimiter:
             if stop.wait(wait):
                 return clock() - started
 
-    def writing(self, origin: str) -> None:
-        """Called as a request `acquire` let go is written to the connection: holds it until the gate bucket
-        has its token. After `acquire` that is at once, unless another request went out late just before."""
+    @contextmanager
+    def writing(self, origin: str, deadline: Deadline) -> Iterator[None]:
+        """Around writing a request `acquire` let go to its connected socket: requests to `origin` are written
+        one at a time, each once the gate bucket has a token, and that token counts from when the writing
+        ended. So the first bytes of two requests never reach the target closer than the limit allows,
+        however long a thread waited for the CPU between its token and its write. Waiting for another
+        request's write ends at `deadline` (then this one goes without the turn: its exchange ends anyway)."""
         limited = self._limited(origin)
         if limited is None:
+            yield
             return
-        while True:
+        turn = limited.turn.acquire(timeout=max(deadline.remaining(), 0))
+        try:
+            while True:
+                with self._lock:
+                    wait = limited.gate.take(clock())
+                    taken = limited.gate.stamp
+                if wait == 0:
+                    break
+                time.sleep(wait)
+            yield
+        finally:
             with self._lock:
-                wait = limited.gate.take(clock())
-            if wait == 0:
-                return
-            time.sleep(wait)
+                limited.gate.tokens -= (clock() - taken) * limited.gate.rate.per_second
+            if turn:
+                limited.turn.release()
 
     def backoff(self, resends: int) -> float:
         """Seconds to wait before resend number `resends` + 1 when the target said no Retry-After:
