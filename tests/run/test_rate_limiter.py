@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
 
-from litmus.deadline import Deadline
+from litmus.deadline import Deadline, clock
 from litmus.run.rate import BACKOFF_CAP_S, Rate, RateLimiter, RateLimitExceeded, TokenBucket, retry_after
 
 ORIGIN = "http://127.0.0.1:8080"
@@ -97,3 +98,26 @@ def test_backoff_doubles_with_jitter_in_its_upper_half_and_is_capped():
     # Seeded: the same waits again.
     first, second = RateLimiter(rng=random.Random(7)), RateLimiter(rng=random.Random(7))
     assert [first.backoff(n) for n in range(4)] == [second.backoff(n) for n in range(4)]
+
+
+@pytest.mark.timing  # measured waits
+def test_a_write_goes_out_no_sooner_than_the_interval_after_the_previous_write_ended():
+    """A request whose write was held up (its thread waiting for the CPU, here a sleep inside the write)
+    still leaves the interval before the next one: that is what the target counts."""
+    limiter = RateLimiter(Rate(20))
+    deadline = Deadline.after(5)
+    ends: list[float] = []
+    starts: list[float] = []
+
+    def write(hold: float) -> None:
+        with limiter.writing(ORIGIN, deadline):
+            starts.append(clock())
+            time.sleep(hold)
+            ends.append(clock())
+
+    first = threading.Thread(target=write, args=(0.03,))
+    first.start()
+    time.sleep(0.01)
+    write(0)  # waits for the first write's turn, then for the interval after its end
+    first.join()
+    assert starts[1] - ends[0] >= 0.05 - 1e-3

@@ -180,15 +180,17 @@ class RateLimiter:
         try:
             while True:
                 with self._lock:
-                    wait = limited.gate.take(clock())
-                    taken = limited.gate.stamp
+                    taken = clock()
+                    wait = limited.gate.take(taken)
                 if wait == 0:
                     break
                 time.sleep(wait)
-            yield
+            try:
+                yield
+            finally:
+                with self._lock:
+                    limited.gate.tokens -= (clock() - taken) * limited.gate.rate.per_second
         finally:
-            with self._lock:
-                limited.gate.tokens -= (clock() - taken) * limited.gate.rate.per_second
             if turn:
                 limited.turn.release()
 
