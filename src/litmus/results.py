@@ -217,6 +217,10 @@ class StreamRecord:
     raw: str = ""
 
 
+# Statuses that mean "not now": a request is waited out and sent again (litmus.run.rate).
+WAIT_STATUSES = frozenset({429, 503})
+
+
 @dataclass
 class RateLimitWait:
     """A `429` or `503` the target answered, waited out before the request was sent again."""

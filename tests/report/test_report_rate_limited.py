@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from litmus.report import render
 from litmus.results import (
     AssertionOutcome,
@@ -29,7 +31,7 @@ def _run(waits: list[RateLimitWait]) -> RunResult:
 
 def test_the_comment_and_the_html_report_show_each_wait():
     result = _run([RateLimitWait(429, 1000.4), RateLimitWait(503, 512.0)])
-    for name in ("markdown", "html"):
+    for name in ("markdown", "summary", "html"):
         text = render(name, result).replace("\\", "")
         assert "aited out 429 for 1,000 ms, 503 for 512 ms, sending the request again after each" in text, name
 
@@ -37,3 +39,14 @@ def test_the_comment_and_the_html_report_show_each_wait():
 def test_a_step_that_waited_for_nothing_says_nothing_of_it():
     for name in ("markdown", "html"):
         assert "waited out" not in render(name, _run([])).lower(), name
+
+
+def test_a_rate_limit_the_step_could_not_wait_out_is_titled_so_not_as_an_incomplete_response():
+    error = "429 Too Many Requests: Retry-After 120 s is beyond the step's deadline (29.9 s left)"
+    result = _run([])
+    step = result.suites[0].flow_runs[0].steps[0]
+    step.status, step.error, step.assertions = "error", error, []
+    step.response = ResponseExcerpt(429, 3.5, body="slow down", size=9)
+    for name in ("markdown", "html", "junit"):
+        text = html.unescape(render(name, result)).replace("\\", "")
+        assert f"a rate limit it could not wait out: {error}" in text, name

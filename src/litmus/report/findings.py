@@ -27,6 +27,7 @@ from litmus import identity, verdict
 from litmus.files import VCS_DIRECTORIES
 from litmus.results import (
     MASK,
+    WAIT_STATUSES,
     AssertionOutcome,
     DecidedBy,
     FlowRunResult,
@@ -395,6 +396,8 @@ def transport_label(step: StepResult) -> str:
             "no response" if step.request is not None else "no simulated user turn"
     if response is None:
         return "no response"
+    if response.status in WAIT_STATUSES:
+        return "a rate limit it could not wait out"
     if step.stream is not None:
         return "incomplete stream"
     if 300 <= response.status < 400:

@@ -29,6 +29,7 @@ from litmus.identity import conversation_finding_ids, step_finding_ids
 from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite, Tls
 from litmus.response import Response
 from litmus.results import (
+    WAIT_STATUSES,
     AssertionOutcome,
     Credentials,
     FlowRunResult,
@@ -53,7 +54,7 @@ from litmus.run.http import (
     TransportError,
     describe_body,
 )
-from litmus.run.rate import MAX_RESENDS, WAIT_STATUSES, Rate, RateLimiter, RateLimitExceeded, retry_after
+from litmus.run.rate import MAX_RESENDS, Rate, RateLimiter, RateLimitExceeded, retry_after
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references

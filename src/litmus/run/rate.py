@@ -27,8 +27,6 @@ from datetime import UTC, datetime
 from litmus.deadline import Deadline, clock
 from litmus.model import Suite
 
-# Statuses that mean "not now": waited out and the request sent again.
-WAIT_STATUSES = frozenset({429, 503})
 # Resends of one request after a 429 / 503, whatever its deadline still allows: a target that answers 429
 # with `Retry-After: 0` forever must not be hammered.
 MAX_RESENDS = 10
