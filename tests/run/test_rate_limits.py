@@ -109,6 +109,12 @@ def _closest(arrivals: list[float]) -> list[float]:
     return sorted(round((b - a) * 1000, 1) for a, b in itertools.pairwise(arrivals))[:5]
 
 
+def _problems(results: dict) -> list:
+    """What the steps that did not simply pass say (what a failed check shows)."""
+    return [(step["status"], step["error"], step["rate_limited"]) for step in _steps(results)
+            if step["status"] != "passed" or step["rate_limited"]]
+
+
 def _suite(name: str, base_url: str, *, runs: int, rate_limit: str = "", request: str = "{url: /limited}",
            timeout_ms: int = 10_000) -> str:
     limit = f"rate_limit: {rate_limit}\n" if rate_limit else ""
@@ -148,9 +154,9 @@ def test_per_second_20_over_200_requests_makes_no_violation(tmp_path: Path):
     steps = _steps(results)
     assert target.violations == 0, _closest(target.arrivals)
     assert len(target.arrivals) == 200
-    assert all(step["status"] == "passed" and step["rate_limited"] == [] for step in steps)
+    assert all(step["status"] == "passed" and step["rate_limited"] == [] for step in steps), _problems(results)
     # 200 requests at 20/s with a burst of 1: at least 199 intervals of 50 ms.
-    assert target.arrivals[-1] - target.arrivals[0] >= 199 / 20 - JITTER_S
+    assert target.arrivals[-1] - target.arrivals[0] >= 199 / 20 - JITTER_S, _closest(target.arrivals)
 
 
 def test_without_a_limit_the_same_target_is_overrun(tmp_path: Path):
@@ -173,9 +179,9 @@ def test_the_strictest_limit_of_two_suites_on_one_origin_wins(tmp_path: Path):
             "slow": _suite("Slow", target.base_url, runs=6, rate_limit="{per_minute: 300}"),
         })
     assert target.violations == 0, _closest(target.arrivals)
-    assert all(step["status"] == "passed" for step in _steps(results))
+    assert all(step["status"] == "passed" for step in _steps(results)), _problems(results)
     assert len(target.arrivals) == 12
-    assert target.arrivals[-1] - target.arrivals[0] >= 11 / 5 - JITTER_S
+    assert target.arrivals[-1] - target.arrivals[0] >= 11 / 5 - JITTER_S, _closest(target.arrivals)
 
 
 def test_rate_limit_flag_caps_a_suite_that_allows_more(tmp_path: Path):
@@ -183,15 +189,15 @@ def test_rate_limit_flag_caps_a_suite_that_allows_more(tmp_path: Path):
         results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10, rate_limit="{per_second: 100}")},
                        "--rate-limit", "10")
     assert target.violations == 0, _closest(target.arrivals)
-    assert all(step["status"] == "passed" for step in _steps(results))
-    assert target.arrivals[-1] - target.arrivals[0] >= 9 / 10 - JITTER_S
+    assert all(step["status"] == "passed" for step in _steps(results)), _problems(results)
+    assert target.arrivals[-1] - target.arrivals[0] >= 9 / 10 - JITTER_S, _closest(target.arrivals)
 
 
 def test_rate_limit_variable_caps_every_origin(tmp_path: Path):
     with BucketTarget(per_second=10, burst=3) as target:
         results = _run(tmp_path, {"a": _suite("A", target.base_url, runs=10)}, env={"LITMUS_RATE_LIMIT": "10"})
     assert target.violations == 0, _closest(target.arrivals)
-    assert all(step["status"] == "passed" for step in _steps(results))
+    assert all(step["status"] == "passed" for step in _steps(results)), _problems(results)
 
 
 def test_a_suite_burst_lets_that_many_go_at_once(tmp_path: Path):
@@ -378,7 +384,7 @@ def test_a_setup_step_waits_out_a_429_and_keeps_to_the_limit(tmp_path: Path):
     assert setup["status"] == "passed"
     assert [wait["status"] for wait in setup["rate_limited"]] == [429]
     assert target.violations == 0
-    assert all(step["status"] == "passed" for step in _steps(results))
+    assert all(step["status"] == "passed" for step in _steps(results)), _problems(results)
 
 
 def test_a_target_answering_429_forever_gets_at_most_ten_resends(tmp_path: Path):
