@@ -65,12 +65,11 @@ class BucketTarget(Target):
         self._bucket_lock = threading.Lock()
         retry = {"Retry-After": retry_after} if retry_after else {}
         received = threading.local()  # one connection per handler thread
+        # On the listening socket, so that accepted connections inherit it: a request that arrives before its
+        # connection's handler thread starts is stamped too.
+        self.server.socket.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 
         class Stamped(self.server.RequestHandlerClass):
-            def setup(self):
-                super().setup()
-                self.connection.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-
             def handle_one_request(self):
                 received.at = _received_at(self.connection)
                 super().handle_one_request()
@@ -78,7 +77,8 @@ class BucketTarget(Target):
         self.server.RequestHandlerClass = Stamped
 
         def limited(req):
-            at = received.at or time.time()
+            at = received.at
+            assert at is not None, "a request without its kernel receive time"
             with self._bucket_lock:
                 bisect.insort(self.arrivals, at)
                 let_through = self._replay()[self.arrivals.index(at)]
