@@ -30,8 +30,8 @@ pytestmark = pytest.mark.timing  # waits of a known length, measured; a busy mac
 # How early a request may arrive before its token and still be let through. Arrivals are the kernel's receive
 # times (SO_TIMESTAMPNS), not when a server thread got to them, and Litmus times its limit at the socket write
 # (RateLimiter.writing), so what is left is clock noise: the kernel stamps with the wall clock, Litmus counts
-# on the monotonic one (measured: at most ~1 ms early at 20/s under a load of 8 on 2 cores; without the write
-# gate, 30 ms). The span of a whole run is checked to the interval too.
+# on the monotonic one (measured: no gap under 50.3 ms at 20/s over 200 requests, under a load of 4-8 on
+# 2 cores). The span of a whole run is checked to the interval too.
 JITTER_S = 0.005
 # Linux's SO_TIMESTAMPNS (socket doesn't name it): each received packet carries its kernel receive time.
 SO_TIMESTAMPNS = 35
