@@ -117,6 +117,9 @@ class Request(Node):
     tls: Tls | None = None
     # Waited before the request is first sent (rate-limited targets).
     delay_ms: float = 0
+    # A 429 or 503 is waited out and the request sent again: None = for idempotent methods only, True = for
+    # any method, False = never (the step sees the 429 itself).
+    retry_on_429: bool | None = None
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     stream: Stream | None = None
@@ -247,6 +250,15 @@ class SuiteJudge(Node):
 
 
 @dataclass(frozen=True)
+class RateLimit(Node):
+    """`rate_limit:` of a suite: requests per second to each origin it sends to (`per_minute` / 60), and
+    how many may go at once after a quiet spell (`burst`)."""
+
+    per_second: float = 1.0
+    burst: int = 1
+
+
+@dataclass(frozen=True)
 class Suite(Node):
     name: str = ""
     # The file as a repository-relative POSIX path (what SARIF and links use).
@@ -268,6 +280,7 @@ class Suite(Node):
     teardown: tuple[Step, ...] = ()
     # Flow runs one at a time, in file order.
     serial: bool = False
+    rate_limit: RateLimit | None = None
     # Every file the suite reads, repository-relative POSIX: its own, then each file its fields name (python
     # checks, schema files and the files their `$ref`s name, scenario, data and reference files, files a
     # request sends), as written and, when a symlink leads elsewhere, where it leads. Recorded where the loader

@@ -217,6 +217,18 @@ class StreamRecord:
     raw: str = ""
 
 
+# Statuses that mean "not now": a request is waited out and sent again (litmus.run.rate).
+WAIT_STATUSES = frozenset({429, 503})
+
+
+@dataclass
+class RateLimitWait:
+    """A `429` or `503` the target answered, waited out before the request was sent again."""
+
+    status: int
+    waited_ms: float
+
+
 @dataclass
 class StepResult:
     name: str
@@ -229,6 +241,8 @@ class StepResult:
     # Times the transport sent the request again on a new connection: a pooled connection the server
     # had closed, or a connection failure under --transport-retries.
     transport_retries: int = 0
+    # Each 429 / 503 waited out before the request was sent again, in order (see litmus.run.rate).
+    rate_limited: list[RateLimitWait] = field(default_factory=list)
     extracted: dict[str, Any] = field(default_factory=dict)
     assertions: list[AssertionOutcome] = field(default_factory=list)
     stream: StreamRecord | None = None
@@ -516,6 +530,7 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (StepResult, "response"): (ResponseExcerpt, False),
     (ResponseExcerpt, "redirects"): (Redirect, True),
     (StepResult, "assertions"): (AssertionOutcome, True),
+    (StepResult, "rate_limited"): (RateLimitWait, True),
     (StepResult, "stream"): (StreamRecord, False),
     (StreamRecord, "events"): (StreamEvent, True),
     (AssertionOutcome, "mismatches"): (Mismatch, True),

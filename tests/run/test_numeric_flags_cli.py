@@ -29,6 +29,7 @@ flows:
     ("--max-body-bytes", "0"), ("--max-body-bytes", "1e3"), ("--max-body-bytes", str(10 ** 15)),
     ("--transport-retries", "-1"), ("--transport-retries", "inf"), ("--transport-retries", "1000"),
     ("--judge-threshold", "nan"), ("--judge-timeout-ms", "inf"), ("--judge-concurrency", "0"),
+    ("--rate-limit", "0"), ("--rate-limit", "-2"), ("--rate-limit", "nan"), ("--rate-limit", "1e9"),
 ])
 def test_a_bad_number_is_refused_before_the_run(tmp_path, flag, value):
     (tmp_path / ".git").mkdir()
@@ -38,6 +39,15 @@ def test_a_bad_number_is_refused_before_the_run(tmp_path, flag, value):
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr + done.stdout
     assert flag in done.stderr and f"got '{value}'" in done.stderr
     assert not (tmp_path / "litmus-report").exists()  # refused before any run
+
+
+def test_a_bad_rate_limit_variable_is_refused_naming_it(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "s.yaml").write_text(SUITE)
+    done = litmus(tmp_path, "run", "s.yaml", "--base-url", "http://127.0.0.1:9", env={"LITMUS_RATE_LIMIT": "fast"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "LITMUS_RATE_LIMIT: expected a number above 0 to 100,000, got 'fast'" in done.stderr
+    assert not (tmp_path / "litmus-report").exists()
 
 
 def test_the_message_says_what_is_expected():

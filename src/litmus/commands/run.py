@@ -53,6 +53,7 @@ from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
 from litmus.load.run_vars import base_url_override, run_vars
 from litmus.numbers import number_argument as _number
+from litmus.numbers import parse_number
 from litmus.report.options import add_sarif_category_argument
 from litmus.results import DEFAULT_OUT, ResultsError, load_results
 from litmus.trust import Trust, never_resolves
@@ -67,6 +68,8 @@ MAX_CONCURRENCY = 1_000
 MAX_TIMEOUT_MS = 6 * 3600 * 1000
 MAX_BODY_BYTES = 1024 ** 3
 MAX_TRANSPORT_RETRIES = 100
+# Requests per second to one origin: beyond this a limit limits nothing a run could send.
+MAX_RATE_LIMIT = 100_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -119,6 +122,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "a failed assertion is never retried (use a step's retry: for polling). "
                              "Without it too, an idempotent request that met a pooled connection the server had "
                              "closed is sent once more on a new one")
+    parser.add_argument("--rate-limit", type=_number(whole=False, low=0, above_low=True, high=MAX_RATE_LIMIT),
+                        metavar="N",
+                        help="send at most N requests per second to each origin (scheme://host:port), every suite "
+                             "together; a suite's rate_limit: for an origin also holds, the stricter wins "
+                             "[LITMUS_RATE_LIMIT]. A 429 or 503 is waited out (Retry-After, else backoff) and the "
+                             "request sent again within the step's timeout_ms (docs/running.md)")
     parser.add_argument("--update-references", action="store_true",
                         help="after the run, write each scenario's reply (the one its accurate_with_scenario_context "
                              "assertion judged) as its new reference, as `litmus accept-references` does; refused, "
@@ -151,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         run_vars = read_run_vars(args)
         base_url, suite_base_urls = _base_urls(args.base_url)
         trust = _trust(args.env_allow, environ)
+        rate_limit = args.rate_limit if args.rate_limit is not None else _rate_limit(environ)
     except ValueError as exc:
         return _usage(str(exc))
     except ProbeError as exc:
@@ -163,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         base_url=base_url or environ.get("LITMUS_BASE_URL") or None, concurrency=args.concurrency,
         suites=tuple(args.suite), flows=tuple(args.flow), shard=args.shard, fail_on=args.fail_on,
         max_body_bytes=args.max_body_bytes, transport_retries=args.transport_retries, timeout_ms=args.timeout_ms,
-        run_vars=run_vars, suite_base_urls=suite_base_urls, trust=trust,
+        run_vars=run_vars, suite_base_urls=suite_base_urls, trust=trust, rate_limit=rate_limit,
     )
     request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
                          config_args=args, environ=environ, formats=formats, baseline=baseline, named_anywhere=True,
@@ -178,6 +188,17 @@ def run(args: argparse.Namespace) -> int:
 def read_run_vars(args: argparse.Namespace) -> dict:
     """`--vars-file` then `--var` values (ValueError or ProbeError when malformed)."""
     return run_vars(args.vars_file, args.var)
+
+
+def _rate_limit(environ) -> float | None:
+    """LITMUS_RATE_LIMIT, read as --rate-limit is (ValueError naming the variable when it is not a rate)."""
+    text = environ.get("LITMUS_RATE_LIMIT", "").strip()
+    if not text:
+        return None
+    try:
+        return parse_number(text, whole=False, low=0, above_low=True, high=MAX_RATE_LIMIT)
+    except ValueError as exc:
+        raise ValueError(f"LITMUS_RATE_LIMIT: {exc}") from None
 
 
 def _trust(env_allow: list[str], environ) -> Trust:

@@ -171,6 +171,9 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
         "delay_ms": {"type": "number", "minimum": 0, "description": "wait before sending"},
         "timeout_ms": {"type": "number", "minimum": 1},
         "follow_redirects": {"type": "boolean", "description": "default true"},
+        "retry_on_429": {"type": "boolean", "description": "a 429 or 503 is waited out and the request sent "
+                                                           "again: default for GET, HEAD, OPTIONS, PUT and DELETE "
+                                                           "only; true for any method, false for none"},
         "stream": _stream(),
     }
     if defaults or override:
@@ -309,6 +312,13 @@ def build_schema() -> dict[str, Any]:
         "openapi": {"type": "string", "minLength": 1,
                     "description": "the API's OpenAPI 3.0/3.1 description (JSON or YAML), relative to the suite file, "
                                    "inside the repository: what `openapi` assertions check against"},
+        "rate_limit": _object({
+            "per_second": {"type": "number", "exclusiveMinimum": 0},
+            "per_minute": {"type": "number", "exclusiveMinimum": 0},
+            "burst": {"type": "integer", "minimum": 1, "description": "requests sent at once after a pause "
+                                                                      "(default 1)"},
+        }, description="requests per origin this suite sends to (the strictest limit for an origin wins)",
+            oneOf=[{"required": ["per_second"]}, {"required": ["per_minute"]}]),
     }, ("version", "suite", "flows"), patternProperties={"^x-": {"description": "ignored: a place for YAML anchors"}})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

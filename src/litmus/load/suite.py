@@ -38,6 +38,7 @@ from litmus.model import (
     Flow,
     GraphQL,
     MultipartPart,
+    RateLimit,
     Request,
     Retry,
     Scenario,
@@ -53,10 +54,10 @@ from litmus.text import did_you_mean, with_article
 from litmus.trust import Trust
 
 SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defaults", "variables", "judge",
-              "context", "flows", "setup", "teardown", "serial", "openapi")
+              "context", "flows", "setup", "teardown", "serial", "openapi", "rate_limit")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
 REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "tls", "delay_ms",
-                "timeout_ms", "follow_redirects", "stream")
+                "timeout_ms", "follow_redirects", "stream", "retry_on_429")
 AUTH_KINDS = ("basic", "digest", "bearer")
 TLS_KEYS = ("verify", "ca_file", "client_cert", "client_key")
 # What marks a PEM file that holds a private key (a client_cert file may hold its key too), and one whose key
@@ -65,7 +66,9 @@ PRIVATE_KEY_MARK = b"PRIVATE KEY-----"
 ENCRYPTED_KEY_MARKS = (b"ENCRYPTED PRIVATE KEY-----", b"Proc-Type: 4,ENCRYPTED")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
-DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects")
+DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects",
+                 "retry_on_429")
+RATE_LIMIT_KEYS = ("per_second", "per_minute", "burst")
 MULTIPART_FILE_KEYS = ("file", "content_type", "filename")
 MULTIPART_VALUE_KEYS = ("value", "content_type")
 # `runs` above this is a typo rather than a plan (and 1e8 flow runs would not fit in memory).
@@ -79,7 +82,7 @@ CONVERSATION_APIS = ("openai", "anthropic")
 MAPPING_FORMAT_KEYS = ("history_path", "reply_path", "history")
 # What a conversation step's own `request` may change: the conversation fixes where and how it is sent.
 CONVERSATION_OVERRIDE_KEYS = ("headers", "cookies", "query", "json", "auth", "delay_ms", "timeout_ms",
-                              "follow_redirects")
+                              "follow_redirects", "retry_on_429")
 SIMULATE_KEYS = ("persona", "goal", "max_turns")
 # A simulated stretch longer than this is a runaway loop rather than a test (each turn is a simulator call).
 MAX_SIMULATED_TURNS = 50
@@ -207,7 +210,7 @@ class SuiteBuilder:
             pass_threshold=f.take("pass_threshold", "number", default=100, minimum=0, maximum=100),
             base_url=base_url, defaults=defaults, variables=variables, judge=judge, context=context,
             flows=tuple(flows), setup=tuple(setup), teardown=tuple(teardown),
-            serial=f.take("serial", "boolean", default=False),
+            serial=f.take("serial", "boolean", default=False), rate_limit=self.rate_limit(f),
             referenced_files=tuple(self.referenced), schema_documents=self.schema_documents,
             tool_definitions=self.tool_definitions, openapi=self.openapi,
         )
@@ -242,6 +245,31 @@ class SuiteBuilder:
             check_templates(item, scope, self.c)
         elif not re.match(r"https?://[^/\s]+", base_url):
             f.error(item, f"'base_url' must be an absolute http:// or https:// URL, not {base_url!r}")
+
+    def rate_limit(self, f: Fields) -> RateLimit | None:
+        """`rate_limit: {per_second: N}` or `{per_minute: N}`, with an optional whole `burst` (default 1)."""
+        item = f.raw("rate_limit")
+        if item is None:
+            return None
+        rf = self.fields(item, "'rate_limit'", RATE_LIMIT_KEYS)
+        if rf is None:
+            return None
+        self.no_templates(item, "'rate_limit' is read before the run starts: templates are not rendered in it")
+        given = [name for name in ("per_second", "per_minute") if rf.has(name)]
+        if len(given) != 1:
+            where = item if not given else item.keys[given[1]]
+            rf.error(where, "'rate_limit' needs 'per_second' or 'per_minute'" if not given else
+                     "give 'per_second' or 'per_minute' in 'rate_limit', not both")
+            return None
+        rate = rf.take(given[0], "number", default=None)
+        burst = rf.take("burst", "integer", default=1, minimum=1)
+        if rate is not None and rate <= 0:
+            rf.error(rf.raw(given[0]), f"'{given[0]}' must be more than 0, not {rate:g}")
+            return None
+        if rate is None or not rf.ok:
+            return None
+        return RateLimit(item.pos, rf.field_pos, per_second=rate if given[0] == "per_second" else rate / 60,
+                         burst=burst)
 
     def steps(self, step_items: list[Item], scope: Scope, defaults: Request | None,
               defaults_item: Item | None, chat: ChatSteps | None = None) -> list[Step]:
@@ -635,7 +663,8 @@ class SuiteBuilder:
                 json_value = {**(base.json if isinstance(base.json, dict) else {}), **given}
         return replace(base, json=json_value, headers=merged.headers, cookies=merged.cookies, query=merged.query,
                        auth=merged.auth, delay_ms=merged.delay_ms, timeout_ms=merged.timeout_ms,
-                       follow_redirects=merged.follow_redirects, field_pos={**base.field_pos, **f.field_pos})
+                       follow_redirects=merged.follow_redirects, retry_on_429=merged.retry_on_429,
+                       field_pos={**base.field_pos, **f.field_pos})
 
     def request(self, f: Fields, item: Item, base: Request | None, *, is_defaults: bool = False) -> Request:
         """The request with `base` (the suite defaults) merged in: headers and query key by key, step winning."""
@@ -644,7 +673,7 @@ class SuiteBuilder:
         if base is not None:
             values = {"headers": dict(base.headers), "cookies": dict(base.cookies), "query": dict(base.query),
                       "timeout_ms": base.timeout_ms, "follow_redirects": base.follow_redirects, "auth": base.auth,
-                      "tls": base.tls, "delay_ms": base.delay_ms}
+                      "tls": base.tls, "delay_ms": base.delay_ms, "retry_on_429": base.retry_on_429}
             field_pos = dict(base.field_pos)
         if not is_defaults:
             method = f.take("method", "string", default="POST" if f.has("graphql") else "GET")
@@ -694,6 +723,9 @@ class SuiteBuilder:
         follow = f.take("follow_redirects", "boolean", default=MISSING)
         if follow is not MISSING:
             values["follow_redirects"] = follow
+        resend = f.take("retry_on_429", "boolean", default=MISSING)
+        if resend is not MISSING:
+            values["retry_on_429"] = resend
         field_pos.update(f.field_pos)
         return Request(item.pos, field_pos, **values)
 

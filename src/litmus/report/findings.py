@@ -28,6 +28,7 @@ from litmus.files import VCS_DIRECTORIES
 from litmus.openapi.coverage import summary
 from litmus.results import (
     MASK,
+    WAIT_STATUSES,
     AssertionOutcome,
     DecidedBy,
     FlowRunResult,
@@ -397,6 +398,8 @@ def transport_label(step: StepResult) -> str:
             "no response" if step.request is not None else "no simulated user turn"
     if response is None:
         return "no response"
+    if response.status in WAIT_STATUSES:
+        return "a rate limit it could not wait out"
     if step.stream is not None:
         return "incomplete stream"
     if 300 <= response.status < 400:
@@ -443,6 +446,14 @@ def rate_text(rate) -> str:
     if rate is None:
         return "—"
     return f"{rate.passed}/{rate.total} = {rate.rate:g}% [{rate.low:g}–{rate.high:g}]"
+
+
+def rate_limited_text(step: StepResult) -> str:
+    """The 429 / 503 answers the step waited out before it sent its request again ("" when none)."""
+    if not step.rate_limited:
+        return ""
+    waits = ", ".join(f"{wait.status} for {wait.waited_ms:,.0f} ms" for wait in step.rate_limited)
+    return f"waited out {waits}, sending the request again after each"
 
 
 def response_text(step: StepResult) -> str:

@@ -610,6 +610,8 @@ def _exchange(finding: fd.Finding, step: StepResult, paths: set[str]) -> Markup:
             parts.append(tag("p", fd.response_text(step)))
     elif step.error:
         parts.append(tag("p", f"No response: {step.error}"))
+    if step.rate_limited:
+        parts.append(tag("p", fd.rate_limited_text(step).capitalize() + "."))
     if step.extracted:
         parts.append(tag("h4", "Extracted"))
         parts.append(tag("ul", *(tag("li", tag("code", name), " = ", tag("code", fd.show(value, 2_000)))

@@ -351,7 +351,8 @@ def _request_line(step: StepResult) -> str:
         return f"**Request:** none was sent ({prose(step.error or 'skipped')})"
     response = prose(fd.response_text(step))
     attempts = f" after {step.attempts} attempts" if step.attempts > 1 else ""
-    return f"**Request:** {code(f'{step.request.method} {step.request.url}')} → {response}{attempts}"
+    waits = f" ({prose(fd.rate_limited_text(step))})" if step.rate_limited else ""
+    return f"**Request:** {code(f'{step.request.method} {step.request.url}')} → {response}{attempts}{waits}"
 
 
 def _mismatch_table(finding: fd.Finding, flavour: Flavour) -> str:

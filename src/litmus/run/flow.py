@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
+import http.client
 import json
 import re
 import threading
@@ -22,16 +24,18 @@ from litmus import assertions
 from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
-from litmus.deadline import Deadline
+from litmus.deadline import Deadline, clock
 from litmus.identity import conversation_finding_ids, step_finding_ids
 from litmus.model import COOKIE_VALUE_REFUSED, MISSING, Assertion, Flow, Scenario, Step, Suite, Tls
 from litmus.response import Response
 from litmus.results import (
+    WAIT_STATUSES,
     AssertionOutcome,
     Credentials,
     FlowRunResult,
     FormPart,
     IntentEvaluation,
+    RateLimitWait,
     RequestExcerpt,
     ResponseExcerpt,
     StepResult,
@@ -41,11 +45,20 @@ from litmus.results import (
 )
 from litmus.run.conversation import JUDGING_OFF, History, Turn, UnreadableReply, turns
 from litmus.run.extract import NotExtracted, extract
-from litmus.run.http import MAX_REDIRECTS, FilePart, HttpClient, OutgoingRequest, TransportError, describe_body
+from litmus.run.http import (
+    IDEMPOTENT_METHODS,
+    MAX_REDIRECTS,
+    FilePart,
+    HttpClient,
+    OutgoingRequest,
+    TransportError,
+    describe_body,
+)
+from litmus.run.rate import MAX_RESENDS, Rate, RateLimiter, RateLimitExceeded, retry_after
 from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
-from litmus.trust import Trust
+from litmus.trust import Trust, origin
 from litmus.verdict import NOT_PASSED, decide_flow_run
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
@@ -107,6 +120,8 @@ class RunEnvironment:
     # id(step) -> (the step, the `secrets.` names its request mentions): a step's templates are the same in
     # every flow run, so they are read once per run (the step is kept so that its id stays its own).
     secret_names: dict[int, tuple[Step, tuple[str, ...]]] = field(default_factory=dict)
+    # The run's one rate limiter (litmus.run.rate), shared by every suite.
+    limiter: RateLimiter = field(default_factory=RateLimiter)
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
@@ -252,6 +267,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         return skipped_step(step, "run interrupted before this step"), "run interrupted before this step"
     attempts = step.retry.attempts if step.retry else 1
     transport_retries = 0
+    waits: list[RateLimitWait] = []
 
     def sent() -> RequestExcerpt:
         return _request_excerpt(prepared, out, step, env, turn is not None)
@@ -261,11 +277,12 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         planned.suite.name, planned.flow.name, scenario_id, step.name, step.assertions), strict=True))
     for attempt in range(1, attempts + 1):
         try:
-            response = env.client.send(session, prepared, out)
+            response, prepared = _send(step, planned.suite, env, session, prepared, out, stop, waits)
         except TransportError as exc:
             result = _error_step(step, str(exc), sent(), exc.partial)
             result.attempts = attempt
             result.transport_retries = transport_retries + exc.retries
+            result.rate_limited = waits
             result.generated = dict(generated)
             return result, f"step '{step.name}' got no response"
         transport_retries += response.transport_retries
@@ -283,6 +300,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
                 result = _error_step(step, message, sent(), response,
                                      skipped_because=f"no reply: {message}")
                 result.attempts, result.transport_retries = attempt, transport_retries
+                result.rate_limited = waits
                 result.generated = dict(generated)
                 return result, f"step '{step.name}': {message}"
         seen = {**variables, **extracted}
@@ -311,13 +329,89 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
     result = StepResult(
         name=step.name, line=step.pos.line, status=status, request=sent(),
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
-        error=extract_error,
+        rate_limited=waits, error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
         stream=_stream_record(response),
         generated=dict(generated), graphql_errors=_graphql_errors(response) if step.request.graphql else None,
         warnings=list(dict.fromkeys(ctx.warnings)),
     )
     return result, stop_flow_reason
+
+
+def _send(step: Step, suite: Suite, env: RunEnvironment, session, prepared, out: OutgoingRequest,
+          stop: threading.Event, waits: list[RateLimitWait]) -> tuple[Response, Any]:
+    """The response to the step's request and the request last prepared: sent within the run's rate limits,
+    a 429 or 503 waited out (recorded in `waits`) and the request sent again while the step's deadline
+    (its timeout_ms, from here) allows. A wait past the deadline, or a request not to be sent again, is a
+    TransportError holding the 429 / 503: an error naming the limit, never a pass."""
+    limiter = env.limiter
+    rate = Rate.of(suite)
+    # Without a limit for the run or the suite, nothing here reads the clock until a 429 / 503 arrives.
+    target = origin(out.url) if limiter.active or rate else None
+    deadline = Deadline.after(out.timeout_ms / 1000) if target is not None else None
+    if target is not None and rate is not None:
+        limiter.limit(target, rate)
+    resend = step.request.retry_on_429
+    if resend is None:
+        resend = out.method in IDEMPOTENT_METHODS
+    waited = False
+    for resends in range(MAX_RESENDS + 1):
+        sending = out
+        if target is not None:
+            try:
+                waited = limiter.acquire(target, deadline, stop) > 0 or waited
+            except RateLimitExceeded as exc:
+                env.client.discard(prepared)
+                raise TransportError(str(exc)) from None
+            if stop.is_set() and waited:
+                env.client.discard(prepared)
+                raise TransportError(f"run interrupted while waiting for the rate limit of {target}")
+            sending = _limited(out, limiter, target, deadline)
+        # After a wait the exchange gets what is left of the step's time, not its whole timeout again.
+        if waited:
+            left_ms = deadline.remaining() * 1000
+            if left_ms <= 0:
+                env.client.discard(prepared)
+                raise TransportError(f"no time left to send the request within {out.timeout_ms:g} ms after "
+                                     "waiting")
+            sending = copy.copy(sending) if sending is out else sending
+            sending.timeout_ms = min(out.timeout_ms, left_ms)
+        response = env.client.send(session, prepared, sending)
+        if response.status not in WAIT_STATUSES or step.request.retry_on_429 is False:
+            return response, prepared
+        said = f"{response.status} {http.client.responses.get(response.status, '')}".rstrip()
+        if not resend:
+            raise TransportError(
+                f"{said}: a {out.method} is not sent again unless its request says 'retry_on_429: true' "
+                f"('retry_on_429: false' lets its assertions check the {response.status})", partial=response)
+        if resends == MAX_RESENDS:
+            break
+        # The step's deadline counts from its first send, which the response's elapsed time goes back to.
+        deadline = deadline or Deadline.after(max(out.timeout_ms - response.elapsed_ms, 0) / 1000)
+        asked = retry_after(response.headers)
+        wait = asked if asked is not None else limiter.backoff(resends)
+        left = deadline.remaining()
+        if wait >= left:
+            why = f"Retry-After {wait:g} s" if asked is not None else \
+                f"the next wait ({wait:.3g} s, backing off after {resends + 1} {response.status}s)"
+            raise TransportError(f"{said}: {why} is beyond the step's deadline ({max(left, 0):.3g} s left)",
+                                 partial=response)
+        started = clock()
+        if stop.wait(wait):
+            raise TransportError(f"{said}: run interrupted while waiting {wait:.3g} s to send it again",
+                                 partial=response)
+        waits.append(RateLimitWait(status=response.status, waited_ms=round((clock() - started) * 1000, 1)))
+        waited = True
+        prepared = env.client.prepare(session, out)  # cookies the 429 set go along
+    raise TransportError(f"{said}: still {response.status} after {MAX_RESENDS} resends (the most Litmus sends)",
+                         partial=response)
+
+
+def _limited(out: OutgoingRequest, limiter: RateLimiter, target: str, deadline: Deadline) -> OutgoingRequest:
+    """`out`, passing the limiter's gate as it is written to the connection."""
+    sending = copy.copy(out)
+    sending.write_turn = functools.partial(limiter.writing, target, deadline)
+    return sending
 
 
 def _graphql_errors(response: Response) -> list[Any] | None:

@@ -23,6 +23,7 @@ another origin also drops every header the probe set and a 307/308 body, and eac
 from __future__ import annotations
 
 import codecs
+import contextlib
 import contextvars
 import heapq
 import http.client
@@ -125,6 +126,8 @@ class OutgoingRequest:
     follow_redirects: bool = True
     # Read the body as a stream of events (see litmus.run.stream); None = read it whole.
     stream: Stream | None = None
+    # Wraps the first write of the request to its connected socket (the rate limiter's gate; it may wait).
+    write_turn: Callable[[], contextlib.AbstractContextManager] | None = None
 
 
 class Exchange:
@@ -143,6 +146,7 @@ class Exchange:
         self.probe_headers = frozenset(name.lower() for name in out.headers)
         self.max_body_bytes = max_body_bytes
         self.stream = out.stream
+        self.write_turn = out.write_turn
         self.retries = 0
         self.redirects: list[Redirect] = []
         # The response (requests', ours) of a redirect whose body was already read.
@@ -273,7 +277,14 @@ class _ConnectionMixin:
         uses = self._litmus_uses if self.sock is not None else 0
         exchange.reused = uses > 0
         exchange.attach(self)
-        super().request(method, url, body=body, headers=headers, **kwargs)
+        if exchange.write_turn is None:
+            super().request(method, url, body=body, headers=headers, **kwargs)
+        else:
+            turn, exchange.write_turn = exchange.write_turn, None
+            if self.sock is None:
+                self.connect()  # connecting (and TLS) is not part of the write the limiter times
+            with turn():
+                super().request(method, url, body=body, headers=headers, **kwargs)
         self._litmus_uses = uses + 1
 
 

@@ -97,6 +97,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.FormPart: ("name", "file"),
     results.TlsOptions: ("verify", "ca_file", "client_cert", "client_key"),
     results.Redirect: ("status", "dropped_headers", "body_dropped"),
+    results.RateLimitWait: ("status", "waited_ms"),
     results.StreamRecord: ("format", "events_count", "first_byte_ms", "first_event_ms", "done", "text_truncated"),
     results.JudgeRecord: ("escalated",),
     results.JudgedReply: ("truncated", "masked"),

@@ -38,11 +38,12 @@ from litmus.results import (
 )
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
+from litmus.run.rate import Rate, RateLimiter
 from litmus.run.redact import Redactor, masks_env_value
 from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
-from litmus.trust import Trust
+from litmus.trust import Trust, origin
 from litmus.verdict import FailOn, decide_run, decide_suite, stamp
 
 
@@ -74,6 +75,8 @@ class RunOptions:
     abort: threading.Event = field(default_factory=threading.Event)
     # The run's one trust decision (litmus.trust): what the untrusted policy allows.
     trust: Trust = field(default_factory=Trust.local)
+    # --rate-limit: requests per second to each origin, whatever the suites say (the stricter wins).
+    rate_limit: float | None = None
 
 
 @dataclass
@@ -166,7 +169,8 @@ def run_suites(
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
                          suite_base_urls=options.suite_base_urls, trust=options.trust,
-                         python_worker=PythonWorker(environ, options.trust.env_allow))
+                         python_worker=PythonWorker(environ, options.trust.env_allow),
+                         limiter=_limiter(selected, options))
     try:
         results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
@@ -188,6 +192,19 @@ def run_suites(
     stamp(result)
     emit(RunEvent("finished", total=total, done=sum(len(s.flow_runs) for s in suite_results)))
     return result
+
+
+def _limiter(suites: list[Suite], options: RunOptions) -> RateLimiter:
+    """The run's rate limiter, each suite's `rate_limit:` already set on the origin of its base URL (when it
+    is not a template), so that every suite's requests there keep to it from the first one. A suite's other
+    origins (absolute URLs, a templated base_url) take its limit on its first request to them."""
+    limiter = RateLimiter(Rate(options.rate_limit) if options.rate_limit else None)
+    for suite in suites:
+        base = options.suite_base_urls.get(suite.name) or options.base_url or suite.base_url or ""
+        rate = Rate.of(suite)
+        if rate is not None and "{{" not in base and (found := origin(base)) is not None:
+            limiter.limit(found, rate)
+    return limiter
 
 
 def _run_all(suites: list[Suite], options: RunOptions, keep: set[str] | None, env: RunEnvironment, total: int,
