@@ -62,6 +62,9 @@ class BucketTarget(Target):
         super().__init__()
         self.per_second, self.burst = per_second, burst
         self.arrivals: list[float] = []  # kernel receive times, in the order the kernel received them
+        # 429s actually sent: a later replay (a request the kernel received earlier, handled later) may judge an
+        # arrival otherwise than its answer did, so `violations` and this count can differ by one under load.
+        self.turned_away = 0
         self._bucket_lock = threading.Lock()
         retry = {"Retry-After": retry_after} if retry_after else {}
         received = threading.local()  # one connection per handler thread
@@ -82,6 +85,7 @@ class BucketTarget(Target):
             with self._bucket_lock:
                 bisect.insort(self.arrivals, at)
                 let_through = self._replay()[self.arrivals.index(at)]
+                self.turned_away += not let_through
             if not let_through:
                 return 429, {"Content-Type": "text/plain", **retry}, b"slow down"
             return 200, {"Content-Type": "application/json"}, b'{"ok": true}'
@@ -168,7 +172,7 @@ def test_without_a_limit_the_same_target_is_overrun(tmp_path: Path):
     assert target.violations > 0
     assert all(step["status"] == "passed" for step in steps)
     waited = [wait for step in steps for wait in step["rate_limited"]]
-    assert len(waited) == target.violations
+    assert len(waited) == target.turned_away
     assert {wait["status"] for wait in waited} == {429}
 
 
