@@ -93,7 +93,10 @@ paths:
         content:
           application/json:
             schema: {$ref: "#/components/schemas/Order"}
-      parameters: [{name: dry_run, in: query, schema: {type: boolean}}]
+      parameters:
+        - {name: dry_run, in: query, schema: {type: boolean}}
+        - {name: X-Shop, in: header, required: true, schema: {type: string}}
+        - {name: Authorization, in: header, required: true, schema: {type: string}}  # ignored, as OpenAPI says
       responses:
         "201": {description: created}
 components:
@@ -219,13 +222,15 @@ def test_a_request_that_breaks_its_operation_is_a_warning_on_the_step_not_a_fail
     assert step["status"] == "passed"
     prefix = "request does not conform to POST /orders in api/shop.yaml: "
     assert step["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"maybe\"",
+                                prefix + "header parameter 'X-Shop' is required and was not sent",
                                 prefix + "request body $.id: a read-only property must not be in a request",
                                 prefix + "request body $.note: expected string, got integer 3"]
     conforming = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "order-conforms")
     assert conforming["warnings"] == []
     # A warning quotes what the request sent: a secret in it is masked, like everywhere else.
     secret = next(s for s in shop[0]["suites"][0]["flow_runs"][0]["steps"] if s["name"] == "post-secret")
-    assert secret["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"***\""]
+    assert secret["warnings"] == [prefix + "query parameter 'dry_run': expected boolean, got string \"***\"",
+                                  prefix + "header parameter 'X-Shop' is required and was not sent"]
     assert "tok-5ecret-77" not in shop[1] + json.dumps(shop[0])
     # The terminal shows each warning at its step, and the suite's coverage.
     assert f"probes/suite.yaml:{step['line']} checks › post-order › warning: {prefix}query parameter" in shop[1]

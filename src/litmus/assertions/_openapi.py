@@ -27,6 +27,8 @@ DEADLINE: ContextVar[Deadline | None] = ContextVar("openapi_check_deadline", def
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 # The response's own framing headers: OpenAPI says a `Content-Type` header definition is ignored.
 _IGNORED_HEADERS = frozenset({"content-type"})
+# Header parameters OpenAPI says to ignore: the request's media types and credentials are described elsewhere.
+_IGNORED_HEADER_PARAMETERS = frozenset({"accept", "content-type", "authorization"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,8 @@ def check_request(document: OpenAPIDocument, operation: Operation, url: str, hea
         parameter = located.node
         schema = document.resolve(parameter.get("schema"), located.file)
         if where == "header":
+            if name.lower() in _IGNORED_HEADER_PARAMETERS:
+                continue
             value = _header(headers, name)
         elif where in values:
             value = values[where].get(name)
