@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, get_args
 
@@ -156,6 +158,31 @@ def regex(pattern: str):
 
 # A search with no deadline of its own (extractions outside a step's evaluation) still ends.
 DEFAULT_REGEX_TIMEOUT_S = 30.0
+
+
+# The step's deadline for the `pattern` searches of a JSON Schema check: validators are compiled once and shared by
+# every check (and thread), while each check has its own deadline.
+PATTERN_DEADLINE: ContextVar[Deadline | None] = ContextVar("pattern_deadline", default=None)
+
+
+@contextmanager
+def patterns_bounded_by(deadline: Deadline | None) -> Iterator[None]:
+    """Within it, `bounded_pattern` searches end at `deadline` (EvaluationTimeout)."""
+    token = PATTERN_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        PATTERN_DEADLINE.reset(token)
+
+
+def bounded_pattern(validator, pattern: str, instance: Any, schema: Any):
+    """JSON Schema's `pattern` keyword on the runner's regex engine, stopped at the check's deadline: a pull
+    request writes the pattern and the server the value, so a backtracking pattern is an `error` of the check,
+    never a hang (for `jsonschema.validators.extend`)."""
+    from jsonschema.exceptions import ValidationError  # lazy: jsonschema: ~115 ms, only when a schema is checked
+
+    if validator.is_type(instance, "string") and not search(pattern, instance, PATTERN_DEADLINE.get()):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def search(pattern: str, text: str, deadline: Deadline | None = None):

@@ -10,20 +10,15 @@ What a mismatch says is the `schema` assertion's (`violations`), so both read al
 from __future__ import annotations
 
 import re
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from litmus.assertions._common import search
+from litmus.assertions._common import PATTERN_DEADLINE, bounded_pattern, search
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.schema import violations
-from litmus.deadline import Deadline
 from litmus.openapi.document import OpenAPIDocument, Operation, SpecError, escape_pointer
 
-# The step's deadline, for the `pattern` searches of a check: validators are compiled once per document and
-# shared by every check (and thread), while each check has its own deadline.
-DEADLINE: ContextVar[Deadline | None] = ContextVar("openapi_check_deadline", default=None)
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 # The response's own framing headers: OpenAPI says a `Content-Type` header definition is ignored.
 _IGNORED_HEADERS = frozenset({"content-type"})
@@ -210,7 +205,8 @@ def undeclared(document: OpenAPIDocument, schema: Any, file: str, instance: Any,
             if name in properties:
                 for child, where in properties[name]:
                     found.extend(undeclared(document, child, where, value, (*parts, name)))
-            elif not (open_ended or closed) and not any(search(pattern, name, DEADLINE.get()) for pattern in patterns):
+            elif not (open_ended or closed) and not any(search(pattern, name, PATTERN_DEADLINE.get())
+                                                        for pattern in patterns):
                 path = format_path((*parts, name))
                 found.append(Problem(path, None, value, f"property '{name}' is not declared in the schema (strict)"))
     elif isinstance(instance, list):
@@ -270,16 +266,9 @@ def _build(document: OpenAPIDocument, file: str, pointer: str, direction: str):
         cls = OAS31Validator
     # A pull request writes the spec's patterns, and the server the values: each search ends at the step's deadline
     # (EvaluationTimeout, an `error` of the check) instead of backtracking for ever.
-    cls = extend(cls, {"pattern": _bounded_pattern})
+    cls = extend(cls, {"pattern": bounded_pattern})
     schema = _inlined(document, document.at_pointer(file, pointer), file)
     return cls(schema, registry=Registry(retrieve=retrieve), format_checker=cls.FORMAT_CHECKER)
-
-
-def _bounded_pattern(validator, pattern: str, instance: Any, schema: Any):
-    from jsonschema.exceptions import ValidationError  # lazy: jsonschema: ~115 ms, only when a schema is checked
-
-    if validator.is_type(instance, "string") and not search(pattern, instance, DEADLINE.get()):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _inlined(document: OpenAPIDocument, node: Any, file: str) -> Any:

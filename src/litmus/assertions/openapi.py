@@ -3,8 +3,8 @@
 import json
 from urllib.parse import urlsplit
 
-from litmus.assertions._common import EvaluationTimeout, errored, failed, mismatch, passed
-from litmus.assertions._openapi import DEADLINE, check_request, check_response, is_json, media_type
+from litmus.assertions._common import EvaluationTimeout, errored, failed, mismatch, passed, patterns_bounded_by
+from litmus.assertions._openapi import check_request, check_response, is_json, media_type
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.openapi.document import SpecError
 
@@ -27,21 +27,19 @@ def evaluate(assertion, ctx):
     document, request = ctx.suite.openapi, ctx.request
     response = ctx.response.api_response  # a conversation step's API response, not the reply read from it
     path = urlsplit(request.url).path or "/"
-    bounded = DEADLINE.set(ctx.deadline)
-    try:
-        operation, why = document.find(request.method, path)
-        if operation is None:
-            return failed(assertion, [mismatch("operation", None, f"{request.method} {path}", why)])
-        ctx.warnings.extend(f"request does not conform to {operation.key} in {document.path}: {problem}"
-                            for problem in _request_problems(document, operation, request))
-        problems = check_response(document, operation, response.status, response.headers, response.content_type,
-                                  response.body, response.json, strict=assertion.params.get("strict") is True)
-    except (SpecError, Unresolvable) as exc:
-        return errored(assertion, f"{document.path}: {exc}")
-    except EvaluationTimeout as exc:
-        return errored(assertion, str(exc))
-    finally:
-        DEADLINE.reset(bounded)
+    with patterns_bounded_by(ctx.deadline):
+        try:
+            operation, why = document.find(request.method, path)
+            if operation is None:
+                return failed(assertion, [mismatch("operation", None, f"{request.method} {path}", why)])
+            ctx.warnings.extend(f"request does not conform to {operation.key} in {document.path}: {problem}"
+                                for problem in _request_problems(document, operation, request))
+            problems = check_response(document, operation, response.status, response.headers, response.content_type,
+                                      response.body, response.json, strict=assertion.params.get("strict") is True)
+        except (SpecError, Unresolvable) as exc:
+            return errored(assertion, f"{document.path}: {exc}")
+        except EvaluationTimeout as exc:
+            return errored(assertion, str(exc))
     if problems:
         return failed(assertion, [mismatch(p.path, p.expected, p.actual, p.reason) for p in problems])
     media = media_type(response.content_type)

@@ -5,7 +5,17 @@ import os
 import re
 from urllib.parse import unquote, urlsplit
 
-from litmus.assertions._common import describe, errored, failed, mismatch, passed, show
+from litmus.assertions._common import (
+    EvaluationTimeout,
+    bounded_pattern,
+    describe,
+    errored,
+    failed,
+    mismatch,
+    passed,
+    patterns_bounded_by,
+    show,
+)
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.base import AssertionSpec, FieldSpec
 from litmus.response import BodyNotJSON
@@ -32,9 +42,12 @@ def evaluate(assertion, ctx):
     except BodyNotJSON as exc:
         return errored(assertion, str(exc))
     try:
-        found = violations(_validator(assertion, ctx.suite), document)
+        with patterns_bounded_by(ctx.deadline):
+            found = violations(_validator(assertion, ctx.suite), document)
     except Unresolvable as exc:
         return errored(assertion, f"schema $ref cannot be resolved: {exc}")
+    except EvaluationTimeout as exc:
+        return errored(assertion, str(exc))
     if not found:
         return passed(assertion, "body validates against the schema")
     return failed(assertion, [mismatch(format_path(parts), e.validator_value, e.instance, reason)
@@ -158,7 +171,7 @@ def _build_validator(schema, path, documents):
     """A validator for `schema` whose `$ref`s to other files resolve against `path`, to the documents the
     loader read for them (`Suite.schema_documents`): no file is read here, and a URL is never fetched."""
     from jsonschema import Draft202012Validator  # lazy: jsonschema: ~115 ms, only when a schema is checked
-    from jsonschema.validators import validator_for  # lazy: jsonschema: ~115 ms, only when a schema is checked
+    from jsonschema.validators import extend, validator_for  # lazy: jsonschema: ~115 ms, only when a schema is checked
     from referencing import Registry, Resource  # lazy: referencing: ~50 ms, only when a schema is checked
     from referencing.jsonschema import DRAFT202012  # lazy: referencing: ~50 ms, only when a schema is checked
 
@@ -171,7 +184,8 @@ def _build_validator(schema, path, documents):
             raise ValueError(f"{uri} was not read when the suite loaded")
         return Resource.from_contents(document, default_specification=DRAFT202012)
 
-    cls = validator_for(schema, default=Draft202012Validator)
+    # A pull request writes the schema's patterns, and the server the values: a search ends at the step's deadline.
+    cls = extend(validator_for(schema, default=Draft202012Validator), {"pattern": bounded_pattern})
     if not _names_documents(schema):
         # Nothing to resolve: validated as it is, not through a `$ref` to it (a lookup on every validation).
         return cls(schema, format_checker=cls.FORMAT_CHECKER)

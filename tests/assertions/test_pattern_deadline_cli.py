@@ -1,6 +1,6 @@
-"""A spec's `pattern` is written by the pull request and the value by the server: a pattern that backtracks
-catastrophically on the value ends at the step's deadline as an `error` of the check naming the regex, and
-the run goes on (it used to search for as long as Python's `re` took)."""
+"""A schema's `pattern` (an OpenAPI spec's, or a `schema` assertion's) is written by the pull request and the value
+by the server: a pattern that backtracks catastrophically on the value ends at the step's deadline as an `error`
+of the check naming the regex, and the run goes on (it used to search for as long as Python's `re` took)."""
 
 import json
 import time
@@ -13,17 +13,21 @@ from support.target import Target
 
 pytestmark = pytest.mark.timing  # the check must end at the step's deadline
 
+SCHEMA = {"type": "object", "properties": {"word": {"type": "string", "pattern": "^(a|aa)+$"}}}
 SPEC = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/word": {"get": {"responses": {
-    "200": {"description": "a word", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"word": {"type": "string", "pattern": "^(a|aa)+$"}}}}}}}}}}}
+    "200": {"description": "a word", "content": {"application/json": {"schema": SCHEMA}}}}}}}}
+CHECKS = {"openapi": ({"openapi": "../spec.json"}, {"type": "openapi"}),
+          "schema": ({}, {"type": "schema", "schema": SCHEMA})}
 
 
-def test_a_backtracking_pattern_is_an_error_at_the_step_deadline_not_a_hang(tmp_path):
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_backtracking_pattern_is_an_error_at_the_step_deadline_not_a_hang(tmp_path, check):
     (tmp_path / ".git").mkdir()
     (tmp_path / "probes").mkdir()
     (tmp_path / "spec.json").write_text(json.dumps(SPEC))
-    suite = {"version": 1, "suite": "S", "openapi": "../spec.json", "flows": [{"name": "f", "steps": [
-        {"name": "s", "request": {"url": "/word", "timeout_ms": 1000}, "assertions": [{"type": "openapi"}]}]}]}
+    suite_keys, assertion = CHECKS[check]
+    suite = {"version": 1, "suite": "S", **suite_keys, "flows": [{"name": "f", "steps": [
+        {"name": "s", "request": {"url": "/word", "timeout_ms": 1000}, "assertions": [assertion]}]}]}
     (tmp_path / "probes" / "s.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     with Target() as target:
         target.json("/word", {"word": "a" * 60 + "!"})
