@@ -18,6 +18,7 @@ from litmus.github.workflow import WorkflowCommands
 from litmus.identity import INTENT, TRANSPORT
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 from litmus.text import count
+from litmus.usage import run_totals_line
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -148,6 +149,8 @@ class Console:
             cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=False)]
             verdict = row[-1] if i == 0 else self._status(row[-1])
             lines.append("  ".join([*cells, verdict]).rstrip())
+        if spent := run_totals_line(result):
+            lines.append(spent)
         return lines
 
     def verdict_line(self, result: RunResult, results_path: str | None) -> str:

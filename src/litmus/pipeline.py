@@ -79,6 +79,9 @@ class RunRequest:
     # The SARIF run's category (None: the file names none; the uploader's applies).
     sarif_category: str | None = None
     baseline: Baseline | None = None
+    # --max-cost-increase / input max-cost-increase: a flow whose tokens or cost per run rose more than this
+    # percentage over the baseline's regressed (litmus.compare).
+    max_cost_increase: float | None = None
     # How this front end names the output folder and the env-allow setting, and how it says "give a base URL".
     out_dir_setting: str = "--out"
     env_allow_setting: str = "--env-allow"
@@ -153,6 +156,7 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         tiers = [config.judge.tier1] + ([config.judge.escalation.to] if config.judge.escalation else [])
         channel.mask(environ.get(t.api_key_env or "") for t in tiers)
     options.judge_disabled = config.judge_disabled
+    options.pricing = config.pricing
     request.decisions = decisions = decisions_for_run(request.root, options.trust, request.decision_sources)
     if decisions.loaded.errors:
         channel.diagnostics(decisions.loaded.diagnostics)
@@ -218,7 +222,8 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
     if (baseline is None or baseline.result is None) and request.late_baseline is not None:
         baseline = request.late_baseline()
     if baseline is not None and baseline.result is not None:
-        compare(baseline.result, result, source=baseline.source or baseline.url)
+        compare(baseline.result, result, source=baseline.source or baseline.url,
+                max_cost_increase=request.max_cost_increase)
         channel.note(f"compared with {baseline.source or baseline.url}: {headline(result.baseline)}")
     paths, problems = write_outputs(result, request.out_dir, request.formats, links, request.sarif_category)
     return RunOutput(result, paths, problems)

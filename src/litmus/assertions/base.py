@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from litmus.model import Assertion, Scenario, Suite
     from litmus.response import Response
     from litmus.results import AssertionOutcome
+    from litmus.usage import Metered, Price
 
 Family = Literal["deterministic", "qualitative", "scenario", "conversation"]
 
@@ -115,6 +116,10 @@ class EvalContext:
     # Each of the step's assertions' finding id (`litmus.identity`) by its position: what a human decision
     # names (`litmus.decisions`).
     finding_ids: Mapping[Position, str] = field(default_factory=dict)
+    # The tokens the response reported, priced, or why it reported none (`tokens` and `cost` checks).
+    metered: Metered | None = None
+    # litmus.yaml's `pricing:`, for saying why a step's usage has no price.
+    pricing: Mapping[str, Price] = field(default_factory=dict)
 
     def finding_id(self, assertion: Assertion) -> str | None:
         return self.finding_ids.get(assertion.pos)

@@ -33,6 +33,7 @@ from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
 from litmus.text import clip, count
+from litmus.usage import run_totals_line
 from litmus.verdict import skipped_note
 
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
@@ -322,6 +323,8 @@ def _header(result: RunResult, options: Options, findings: list[fd.Finding], ver
         parts.append(tag("p", f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} "
                               f"escalated · {totals.needs_review} need review · {totals.input_tokens:,} input + "
                               f"{totals.output_tokens:,} output tokens", class_="facts"))
+    if spent := run_totals_line(result):
+        parts.append(tag("p", spent, class_="facts"))
     return tag("header", *parts)
 
 

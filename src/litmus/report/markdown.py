@@ -25,6 +25,7 @@ from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult
 from litmus.text import clip, count
+from litmus.usage import run_totals_line
 from litmus.verdict import skipped_note
 
 MARKER = "<!-- litmus-report -->"
@@ -199,6 +200,8 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
             yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
                    f"{totals.needs_review} need review · {totals.input_tokens:,} input + {totals.output_tokens:,} "
                    "output tokens")
+        if spent := run_totals_line(result):
+            yield spent
     if not findings:
         yield "No findings: every evaluated assertion passed."
 

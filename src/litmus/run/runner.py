@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from litmus import __version__
+from litmus import __version__, usage
 from litmus.assertions.python_worker import PythonWorker
 from litmus.deadline import Deadline
 from litmus.load.data_rows import scenarios as scenarios_of
@@ -34,6 +34,7 @@ from litmus.results import (
     RunResult,
     SuiteResult,
     Tool,
+    Totals,
 )
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
@@ -42,6 +43,7 @@ from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
 from litmus.trust import Trust
+from litmus.usage import Price
 from litmus.verdict import FailOn, decide_run, decide_suite, stamp
 
 
@@ -73,6 +75,8 @@ class RunOptions:
     abort: threading.Event = field(default_factory=threading.Event)
     # The run's one trust decision (litmus.trust): what the untrusted policy allows.
     trust: Trust = field(default_factory=Trust.local)
+    # litmus.yaml's `pricing:` (the base commit's in an untrusted run): model -> USD per million tokens.
+    pricing: Mapping[str, Price] = field(default_factory=dict)
 
 
 @dataclass
@@ -165,7 +169,7 @@ def run_suites(
                          judge=judge, stop=options.stop, abort=options.abort, timeout_ms=options.timeout_ms,
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
                          suite_base_urls=options.suite_base_urls, trust=options.trust,
-                         python_worker=PythonWorker(environ, options.trust.env_allow))
+                         python_worker=PythonWorker(environ, options.trust.env_allow), pricing=options.pricing)
     try:
         results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
@@ -178,6 +182,8 @@ def run_suites(
         tool=Tool(name="litmus", version=__version__),
         judge=_judge_totals(judge),
         suites=suite_results,
+        totals=Totals(target=usage.target_totals(suite_results),
+                      judge=usage.judge_totals(getattr(judge, "calls_by_model", dict)(), options.pricing)),
     )
     result.run.interrupted = options.stop.is_set()
     decide_run(result)
