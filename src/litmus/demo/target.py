@@ -436,7 +436,8 @@ class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
             finish, content = "stop", reply
         # Tokens counted as words, the way the API reports them: in the reply, or in a last chunk of its own when
         # the request asks for it (`stream_options.include_usage`).
-        usage = {"prompt_tokens": sum(len(str(m.get("content") or "").split()) for m in messages if isinstance(m, dict)),
+        sent = [m for m in messages if isinstance(m, dict)]
+        usage = {"prompt_tokens": sum(len(str(m.get("content") or "").split()) for m in sent),
                  "completion_tokens": len((content or "").split()) + sum(len(d.get("tool_calls", ())) for d in deltas)}
         if not data.get("stream"):
             self.send_json(200, {"id": "chatcmpl-demo", "object": "chat.completion", "model": CHAT_MODEL, "choices": [
