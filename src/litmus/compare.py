@@ -31,6 +31,9 @@ from litmus.text import count
 from litmus.usage import add
 from litmus.verdict import Checked, checked, stamp
 
+# --max-cost-increase's upper bound, in percent: a hundredfold rise is still a number someone may mean.
+MAX_COST_INCREASE = 1_000_000
+
 # The 97.5th percentile of the standard normal distribution: a two-sided 95% interval.
 Z95 = 1.959963984540054
 

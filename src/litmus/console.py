@@ -160,6 +160,8 @@ class Console:
         text = f"{word}: {total - failed} of {count(total, 'suite')} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
+        if over := verdict.over_cost_limit_text(result):
+            text += f" ({over})"
         if skipped := verdict.skipped_note(result.suites):
             text += f" ({skipped})"
         turned_off = sum(o.judge_skip == "disabled" for *_, o in result.iter_outcomes())

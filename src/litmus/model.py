@@ -130,8 +130,8 @@ class Request(Node):
     follow_redirects: bool = True
     stream: Stream | None = None
     usage: UsagePaths | None = None
-    # The `pricing:` entry's model to price this request's tokens with, when the response names none (or
-    # names a dated snapshot the table does not list).
+    # The `pricing:` entry's model to price this request's tokens with when the response names no model the
+    # table prices (a priced model the response names wins: see litmus.usage).
     pricing_model: str | None = None
 
 

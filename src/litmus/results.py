@@ -226,7 +226,8 @@ class Usage:
     # Where they were read: "openai" or "anthropic" (the API's own `usage`), or "paths" (the request's
     # `usage: {input_path, output_path}`).
     source: str = ""
-    # The model priced: the request's `pricing_model`, else the response's `model`; None when neither says.
+    # The model priced: the response's `model` when the table prices it, else the request's `pricing_model`
+    # (else the response's, unpriced); None when neither names one.
     model: str | None = None
     # The `pricing:` entry that priced it (the model itself, or the longest prefix of it); None: unpriced.
     price_key: str | None = None

@@ -13,9 +13,10 @@ Where a step's usage is read (the first that applies):
 Anthropic's cache reads and writes (`cache_read_input_tokens`, `cache_creation_input_tokens`) count as
 input, as OpenAI's `prompt_tokens` include its cached tokens: the input is what the model read.
 
-A price is looked up by the model, `pricing_model:` on the request, else the response's `model`: the
-entry of that exact name, else the longest entry that the model starts with (`gpt-4o-mini` prices
-`gpt-4o-mini-2024-07-18`). The step records which (`usage.price_key`).
+A price is looked up by the model the response names (`model`), or, when the table has no price for it
+(or it names none), by `pricing_model:` on the request: the entry of that exact name, else the longest
+entry that the model starts with (`gpt-4o-mini` prices `gpt-4o-mini-2024-07-18`). The step records the
+model priced (`usage.model`) and the entry used (`usage.price_key`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ def meter(response: Response, request: Request, pricing: Mapping[str, Price]) ->
     if source == "body":
         source = "openai" if isinstance(document.get("usage"), dict) and "prompt_tokens" in document["usage"] \
             else "anthropic"
-    model = request.pricing_model or reported_model
+    # The model the response names, when it has a price, wins over the request's pricing_model: a probe cannot
+    # price a reply of an expensive model as a cheap one (the table, litmus.yaml's, is the operator's).
+    model = reported_model if price_key(reported_model, pricing) or not request.pricing_model \
+        else request.pricing_model
     usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, source=source, model=model)
     price(usage, pricing)
     return Metered(usage)

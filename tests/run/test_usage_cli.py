@@ -177,3 +177,21 @@ def test_a_conversation_records_each_turns_usage_and_the_flow_total(tmp_path, ap
     assert (flow_run.usage.input_tokens, flow_run.usage.output_tokens, flow_run.usage.count) == (
         expected[0][0] + expected[1][0], expected[0][1] + expected[1][1], 2)
     assert flow_run.usage.cost_usd == round(sum(i * 1 + o * 2 for i, o in expected) / 1e6, 8)
+
+
+def test_pricing_model_cannot_reprice_a_model_the_table_prices(tmp_path):
+    """A probe's pricing_model names a free entry, but the reply says it came from the priced model: the price is
+    the priced model's, as litmus.yaml (the operator's) sets it."""
+    with Target() as target:
+        target.json("/gen", {"model": "shop-large", "usage": {"prompt_tokens": 1000, "completion_tokens": 1000}})
+        steps = """\
+            - name: repriced
+              request: {url: /gen, pricing_model: free}
+              assertions: [{type: cost, lte: 0.0001}]
+            """
+        _, result = run(tmp_path, steps, target.base_url, pricing=(
+            "pricing:\n  shop-large: {input_per_mtok: 5, output_per_mtok: 15}\n"
+            "  free: {input_per_mtok: 0, output_per_mtok: 0}\n"))
+    step = result.suites[0].flow_runs[0].steps[0]
+    assert (step.usage.model, step.usage.price_key, step.usage.cost_usd) == ("shop-large", "shop-large", 0.02)
+    assert step.assertions[0].status == "failed"

@@ -368,7 +368,13 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
     if regressed:
         parts.append(_table(["Flow", "Pass rate here", "On the base branch", ""],
                             [[f"{flow.suite} › {flow.flow}", fd.rate_text(flow.here), fd.rate_text(flow.baseline),
-                              "regressed: the 95% intervals do not overlap"] for flow in regressed]))
+                              fd.regression_reason(flow, summary.max_cost_increase)] for flow in regressed]))
+    usage, more = fd.usage_rows(summary)
+    if usage:
+        parts.append(tag("h3", "Tokens and cost per flow"))
+        parts.append(_table(["Flow", "Here", "On the base branch", "Change per flow run"], usage))
+        if more:
+            parts.append(tag("p", f"… and {count(more, 'more flow')}.", class_="muted"))
     parts.append(tag("ul", *map(entry, new)) if new else tag("p", "No new findings.", class_="muted"))
     if summary.fixed_findings:
         parts.append(tag("h3", f"Fixed ({len(summary.fixed_findings)})"))

@@ -125,7 +125,16 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
     if regressed:
         rows = ["", "| Flow | Pass rate here | On the base branch | |", "|---|---|---|---|"]
         rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | "
-                 f"{fd.rate_text(flow.baseline)} | regressed: the 95% intervals do not overlap |" for flow in regressed]
+                 f"{fd.rate_text(flow.baseline)} | {fd.regression_reason(flow, summary.max_cost_increase)} |"
+                 for flow in regressed]
+        opening += "\n".join(rows) + "\n"
+    usage, more = fd.usage_rows(summary)
+    if usage:
+        rows = ["", "**Tokens and cost per flow** (here · on the base branch · change per flow run):", "",
+                "| Flow | Here | On the base branch | Change |", "|---|---|---|---|"]
+        # Only the flow's name is the probe's text; the figures are Litmus's own.
+        rows += [f"| {cell(name)} | {here} | {base} | {change} |" for name, here, base, change in usage]
+        rows += [f"\n… and {count(more, 'more flow')}."] if more else []
         opening += "\n".join(rows) + "\n"
     if not new and not regressed:
         opening += "\nNothing: every finding below was failing on the base branch already.\n"
