@@ -11,7 +11,8 @@ import pytest
 
 from litmus.results import load_results
 from support.chat_server import ChatServer
-from support.cli import litmus
+from support.cli import JUDGED_SUITE, litmus, write_judge_config
+from support.fake_judge import API_KEY
 from support.stream_target import Script, StreamTarget
 from support.target import Target
 
@@ -195,3 +196,28 @@ def test_pricing_model_cannot_reprice_a_model_the_table_prices(tmp_path):
     step = result.suites[0].flow_runs[0].steps[0]
     assert (step.usage.model, step.usage.price_key, step.usage.cost_usd) == ("shop-large", "shop-large", 0.02)
     assert step.assertions[0].status == "failed"
+
+
+def test_judge_calls_are_totalled_and_priced_and_cached_verdicts_cost_nothing(tmp_path, target, fake_judge):
+    target.text("/answer", "Your order 1042 arrives on Monday.")
+    fake_judge.when("order", score=90, reason="says Monday")
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "judged.yaml").write_text(JUDGED_SUITE)
+    write_judge_config(tmp_path, fake_judge.openai_base_url)
+    with (tmp_path / "litmus.yaml").open("a") as config:
+        config.write("pricing:\n  judge-small: {input_per_mtok: 1000, output_per_mtok: 2000}\n")
+    totals = []
+    for out in ("first", "again"):
+        done = litmus(tmp_path, "run", "probes", "--base-url", target.base_url, "--out", out,
+                      env={"JUDGE_KEY": API_KEY})
+        assert done.returncode == 0, done.stdout + done.stderr
+        totals.append(load_results(tmp_path / out / "results.json"))
+    first, again = totals
+    judge = first.totals.judge
+    assert (judge.count, judge.unpriced) == (1, 0) and judge.input_tokens > 0 and judge.output_tokens > 0
+    assert (judge.input_tokens, judge.output_tokens) == (first.judge.input_tokens, first.judge.output_tokens)
+    assert judge.cost_usd == round((judge.input_tokens * 1000 + judge.output_tokens * 2000) / 1e6, 8)
+    # The second run's verdict comes from the cache: no call, no tokens, no cost.
+    assert again.judge.cached == 1
+    assert (again.totals.judge.count, again.totals.judge.cost_usd, again.totals.judge.input_tokens) == (0, None, 0)
+    assert first.totals.target.count == 0  # the target's text reply reports no usage
