@@ -235,6 +235,13 @@ def _compare_scores(head_items: dict[str, list[Checked]],
     return comparisons
 
 
+def unmetered_flows(summary: BaselineSummary) -> list[str]:
+    """The flows run on both sides whose usage could not be compared (one side reported none): what a
+    --max-cost-increase gate could not judge, named "suite › flow"."""
+    return [f"{flow.suite} › {flow.flow}" for flow in summary.flows
+            if flow.here is not None and flow.baseline is not None and flow.usage is None]
+
+
 def headline(summary: BaselineSummary) -> str:
     """'2 new findings, 3 already failing, 1 fixed; 1 flow regressed': the check run's title and the
     first line of every report."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from litmus import assertions
-from litmus.compare import compare, headline
+from litmus.compare import compare, headline, unmetered_flows
 from litmus.config import resolve_config
 from litmus.decisions import DecisionSource, RunDecisions, decisions_for_run, summarize
 from litmus.errors import ProbeError, render_diagnostics
@@ -225,6 +225,10 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
         compare(baseline.result, result, source=baseline.source or baseline.url,
                 max_cost_increase=request.max_cost_increase)
         channel.note(f"compared with {baseline.source or baseline.url}: {headline(result.baseline)}")
+        if request.max_cost_increase is not None and (unmeasured := unmetered_flows(result.baseline)):
+            channel.warning(f"--max-cost-increase: {count(len(unmeasured), 'flow')} reported no token usage here or "
+                            f"in the baseline, so {noun_for(len(unmeasured), 'its', 'their')} cost was not compared: "
+                            f"{', '.join(unmeasured)}")
     paths, problems = write_outputs(result, request.out_dir, request.formats, links, request.sarif_category)
     return RunOutput(result, paths, problems)
 

@@ -112,3 +112,20 @@ def test_max_cost_increase_without_a_baseline_is_a_usage_error(tmp_path):
     (tmp_path / "probes" / "s.yaml").write_text(SUITE)
     done = litmus(tmp_path, "run", "probes", "--base-url", "http://127.0.0.1:9", "--max-cost-increase", "20")
     assert done.returncode == 2 and "--max-cost-increase compares with a baseline: give --baseline too" in done.stderr
+
+
+def test_a_flow_the_gate_cannot_measure_is_named_not_passed_silently(tmp_path):
+    """The base deployment reports no usage (an older API, or none at all): the gate cannot compare the flow, and
+    the run says so rather than letting the limit pass unnoticed."""
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "s.yaml").write_text(SUITE)
+    (tmp_path / "litmus.yaml").write_text(PRICING)
+    with Target() as base, Target() as head:
+        base.json("/v1/chat/completions", {"choices": [{"message": {"role": "assistant", "content": "hi"}}]})
+        head.json("/v1/chat/completions", reply(150))
+        done = litmus(tmp_path, "run", "probes", "--base-url", head.base_url, "--baseline", base.base_url,
+                      "--out", "out", "--max-cost-increase", "20")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("--max-cost-increase: 1 flow reported no token usage here or in the baseline, so its cost was not "
+            "compared: Assistant › Answer") in done.stdout + done.stderr
+    assert load_results(tmp_path / "out" / "results.json").baseline.flows[0].usage is None
