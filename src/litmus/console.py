@@ -156,11 +156,14 @@ class Console:
     def verdict_line(self, result: RunResult, results_path: str | None) -> str:
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         total = len(result.suites)
-        word = self._status(result.verdict, result.verdict.upper())
+        over = verdict.over_cost_limit_text(result)
+        # A flow over --max-cost-increase fails the run though its suites passed: the line says so first.
+        shown = "failed" if over else result.verdict
+        word = self._status(shown, shown.upper())
         text = f"{word}: {total - failed} of {count(total, 'suite')} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
-        if over := verdict.over_cost_limit_text(result):
+        if over:
             text += f" ({over})"
         if skipped := verdict.skipped_note(result.suites):
             text += f" ({skipped})"

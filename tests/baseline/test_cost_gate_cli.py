@@ -59,7 +59,7 @@ def test_a_50_percent_rise_in_output_tokens_fails_at_20_percent_and_shows_in_the
     assert (flow.usage.baseline.output_tokens, flow.usage.here.output_tokens) == (100, 150)
     assert result.baseline.regressed == 1 and result.baseline.max_cost_increase == 20
     assert done.returncode == 1, done.stdout
-    assert "1 flow over --max-cost-increase 20%" in done.stdout
+    assert "FAILED: 1 of 1 suite passed (1 flow over --max-cost-increase 20%)" in done.stdout
     change = "cost +33.33% per flow run ($0.0006 → $0.0008 in all), beyond --max-cost-increase 20%"
     assert f"regressed: {change}" in comment
     assert "**Tokens and cost per flow**" in comment
