@@ -21,8 +21,10 @@ model priced (`usage.model`) and the entry used (`usage.price_key`).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,19 +58,19 @@ class Metered:
 
 def meter(response: Response, request: Request, pricing: Mapping[str, Price]) -> Metered:
     """The usage `response` (the API's own, for a conversation turn) reports, priced; or why there is none."""
-    try:
-        document = response.json()
-    except ValueError as exc:
-        return Metered(None, f"the response reports no token usage: {exc}")
     stream = request.stream.format if request.stream else None
     if request.usage is not None:
+        try:
+            document = response.json()
+        except ValueError as exc:
+            return Metered(None, f"the response reports no token usage: {exc}")
         found = _from_paths(document, request.usage.input_path, request.usage.output_path)
         if found is None:
             paths = " / ".join(p for p in (request.usage.input_path, request.usage.output_path) if p)
             return Metered(None, f"the usage paths {paths} found no token count in the response")
         counts, source = found, "paths"
     elif stream in ("openai", "anthropic"):
-        counts, source = _from_stream(stream, document.get("events") or []), stream
+        counts, source = _from_stream(stream, _usage_events(response)), stream
         if counts is None:
             hint = (" (an OpenAI stream sends it in its last chunk only when the request sets "
                     "stream_options: {include_usage: true})") if stream == "openai" else ""
@@ -77,6 +79,11 @@ def meter(response: Response, request: Request, pricing: Mapping[str, Price]) ->
         return Metered(None, f"a '{stream}' stream has no usage Litmus knows how to read: give the request "
                              "usage: {input_path, output_path}")
     else:
+        # Read as JSON only when it mentions usage: most bodies do not, and a large one is not parsed for nothing.
+        document = None
+        if b'"usage"' in response.body:
+            with contextlib.suppress(ValueError):
+                document = response.json()
         counts, source = _from_body(document), "body"
         if counts is None:
             return Metered(None, "the response reports no token usage (no 'usage' object with OpenAI's or "
@@ -191,18 +198,26 @@ def _last_count(path: str | None, document: Any) -> int | None:
     return int(counts[-1]) if counts else None
 
 
-def _from_stream(fmt: str, events: list[dict[str, Any]]) -> tuple | None:
+def _usage_events(response: Response) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """A stream's events that may hold usage (their data mentions it) or the model (the first one), parsed: a
+    long stream's events are not all parsed again, nor kept."""
+    for index, (event_type, raw, _) in enumerate(response.stream.received):
+        if index == 0 or '"usage"' in raw:
+            with contextlib.suppress(ValueError):
+                data = json.loads(raw)
+                if isinstance(data, dict):
+                    yield event_type, data
+
+
+def _from_stream(fmt: str, events: Iterable[tuple[str | None, dict[str, Any]]]) -> tuple | None:
     input_tokens = output_tokens = model = None
-    for event in events:
-        data = event.get("data")
-        if not isinstance(data, dict):
-            continue
+    for event_type, data in events:
         if fmt == "openai":
             model = model or _model(data)
             if isinstance(data.get("usage"), dict):
                 input_tokens, output_tokens = _openai_counts(data["usage"])
             continue
-        kind = data.get("type") or event.get("event")
+        kind = data.get("type") or event_type
         if kind == "message_start" and isinstance(data.get("message"), dict):
             message = data["message"]
             model = model or _model(message)
