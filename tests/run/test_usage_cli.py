@@ -221,3 +221,28 @@ def test_judge_calls_are_totalled_and_priced_and_cached_verdicts_cost_nothing(tm
     assert again.judge.cached == 1
     assert (again.totals.judge.count, again.totals.judge.cost_usd, again.totals.judge.input_tokens) == (0, None, 0)
     assert first.totals.target.count == 0  # the target's text reply reports no usage
+
+
+def test_each_apis_usage_shape_is_read_and_what_is_not_a_count_is_not(tmp_path):
+    replies = {
+        # Anthropic: cache reads and writes are input too (OpenAI's prompt_tokens include its cached tokens).
+        "/anthropic-cached": {"model": "shop", "usage": {"input_tokens": 5, "cache_read_input_tokens": 100,
+                                                         "cache_creation_input_tokens": 20, "output_tokens": 7}},
+        # OpenAI's Responses API names them like Anthropic does.
+        "/responses": {"model": "shop", "usage": {"input_tokens": 11, "output_tokens": 13, "total_tokens": 24}},
+        "/float-counts": {"usage": {"prompt_tokens": 3.0, "completion_tokens": 4}},
+        "/not-counts": {"usage": {"prompt_tokens": -1, "completion_tokens": True}},
+        "/no-usage": {"text": "usage is a word in this reply"},
+    }
+    with Target() as target:
+        for path, reply in replies.items():
+            target.json(path, reply)
+        steps = "".join(f"- {{name: '{path}', request: {{url: '{path}'}}}}\n" for path in replies)
+        _, result = run(tmp_path, steps, target.base_url)
+    usage = {step.name: step.usage for step in result.suites[0].flow_runs[0].steps}
+    assert (usage["/anthropic-cached"].input_tokens, usage["/anthropic-cached"].output_tokens,
+            usage["/anthropic-cached"].source) == (125, 7, "anthropic")
+    assert (usage["/responses"].input_tokens, usage["/responses"].output_tokens) == (11, 13)
+    assert (usage["/float-counts"].input_tokens, usage["/float-counts"].output_tokens) == (3, 4)
+    assert usage["/float-counts"].model is None and usage["/float-counts"].cost_usd is None
+    assert usage["/not-counts"] is None and usage["/no-usage"] is None
