@@ -28,7 +28,7 @@ from litmus.results import (
     UsageTotals,
 )
 from litmus.text import count
-from litmus.usage import add
+from litmus.usage import add, measured
 from litmus.verdict import Checked, checked, stamp
 
 # --max-cost-increase's upper bound, in percent: a hundredfold rise is still a number someone may mean.
@@ -66,13 +66,9 @@ def usage_change(here: UsageTotals | None, here_runs: int, baseline: UsageTotals
         return None
     priced = all(side.cost_usd is not None and not side.unpriced for side in (here, baseline))
     measure = "cost" if priced else "tokens"
-    now, before = (_measured(side, measure) / runs for side, runs in ((here, here_runs), (baseline, baseline_runs)))
+    now, before = (measured(side, measure) / runs for side, runs in ((here, here_runs), (baseline, baseline_runs)))
     change = round(100 * (now - before) / before, 2) if before else None
     return UsageChange(measure, here, baseline, change)
-
-
-def _measured(totals: UsageTotals, measure: str) -> float:
-    return totals.cost_usd if measure == "cost" else totals.input_tokens + totals.output_tokens
 
 
 def flow_verdict(here: PassRate | None, baseline: PassRate | None, usage: UsageChange | None = None,
@@ -84,7 +80,7 @@ def flow_verdict(here: PassRate | None, baseline: PassRate | None, usage: UsageC
     if baseline is None:
         return "new flow"
     if usage is not None and max_cost_increase is not None:
-        rose_from_nothing = usage.change_pct is None and _measured(usage.here, usage.measure) > 0
+        rose_from_nothing = usage.change_pct is None and measured(usage.here, usage.measure) > 0
         usage.over_limit = rose_from_nothing or (usage.change_pct is not None and usage.change_pct > max_cost_increase)
         if usage.over_limit:
             return "regressed"

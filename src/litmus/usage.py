@@ -170,6 +170,11 @@ def add(into: UsageTotals, more: UsageTotals) -> None:
         into.cost_usd = round((into.cost_usd or 0) + more.cost_usd, COST_DIGITS)
 
 
+def measured(totals: UsageTotals, measure: str) -> float:
+    """What a baseline comparison compares (`UsageChange.measure`): the cost, or input + output tokens."""
+    return (totals.cost_usd or 0) if measure == "cost" else totals.input_tokens + totals.output_tokens
+
+
 def judge_totals(calls_by_model: Mapping[str, tuple[int, int, int]], pricing: Mapping[str, Price]) -> UsageTotals:
     """The judge's usage: `calls_by_model` is model -> (calls, input tokens, output tokens) of the calls
     made (a cached or replayed verdict cost nothing in this run, and is not counted)."""
@@ -300,13 +305,17 @@ def run_totals_line(result: RunResult) -> str | None:
 
 
 def change_text(change: UsageChange, limit: float | None) -> str:
-    """'cost per run +50% ($0.0001 → $0.00015)', '… beyond --max-cost-increase 20%' when it regressed on it."""
+    """'cost +50% per flow run ($0.0002 → $0.0003 in all)', then ', beyond --max-cost-increase 20%' when the
+    flow regressed on it."""
     here, before = change.here, change.baseline
     if change.measure == "cost":
         values = f"{usd(before.cost_usd)} → {usd(here.cost_usd)}"
     else:
         values = f"{before.input_tokens + before.output_tokens:,} → {here.input_tokens + here.output_tokens:,} tokens"
-    shift = "new" if change.change_pct is None else f"{change.change_pct:+g}%"
+    if change.change_pct is not None:
+        shift = f"{change.change_pct:+g}%"
+    else:  # the baseline's measure was 0: no percentage says how much
+        shift = "up from 0" if measured(here, change.measure) else "±0%"
     text = f"{change.measure} {shift} per flow run ({values} in all)"
     if change.over_limit and limit is not None:
         text += f", beyond --max-cost-increase {limit:g}%"

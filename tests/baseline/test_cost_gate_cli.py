@@ -129,3 +129,21 @@ def test_a_flow_the_gate_cannot_measure_is_named_not_passed_silently(tmp_path):
     assert ("--max-cost-increase: 1 flow reported no token usage here or in the baseline, so its cost was not "
             "compared: Assistant › Answer") in done.stdout + done.stderr
     assert load_results(tmp_path / "out" / "results.json").baseline.flows[0].usage is None
+
+
+def test_a_rise_from_nothing_is_beyond_any_limit_and_says_so():
+    from litmus.compare import flow_verdict, pass_rate, usage_change
+    from litmus.results import UsageTotals
+    from litmus.usage import change_text
+
+    nothing = UsageTotals(input_tokens=0, output_tokens=0, cost_usd=None, count=1, unpriced=1)
+    some = UsageTotals(input_tokens=5, output_tokens=5, cost_usd=None, count=1, unpriced=1)
+    rate = pass_rate(1, 1)
+    rose = usage_change(some, 1, nothing, 1)
+    assert (rose.measure, rose.change_pct) == ("tokens", None)
+    assert flow_verdict(rate, rate, rose, 1000) == "regressed" and rose.over_limit
+    assert change_text(rose, 1000) == ("tokens up from 0 per flow run (0 → 10 tokens in all), "
+                                       "beyond --max-cost-increase 1000%")
+    same = usage_change(nothing, 1, nothing, 1)
+    assert flow_verdict(rate, rate, same, 0) == "within noise" and not same.over_limit
+    assert change_text(same, 0) == "tokens ±0% per flow run (0 → 0 tokens in all)"
