@@ -32,6 +32,7 @@ from litmus.assertions._jsonpaths import find
 from litmus.model import Request
 from litmus.response import Response
 from litmus.results import RunResult, SuiteResult, Usage, UsageChange, UsageTotals
+from litmus.run.stream import StreamedResponse
 from litmus.text import count
 
 # Prices are per million tokens.
@@ -58,7 +59,8 @@ class Metered:
 
 def meter(response: Response, request: Request, pricing: Mapping[str, Price]) -> Metered:
     """The usage `response` (the API's own, for a conversation turn) reports, priced; or why there is none."""
-    stream = request.stream.format if request.stream else None
+    # An error status is read as a plain body even when the request says `stream:` (litmus.run.http).
+    stream = request.stream.format if request.stream and hasattr(response, "stream") else None
     if request.usage is not None:
         try:
             document = response.json()
@@ -203,7 +205,7 @@ def _last_count(path: str | None, document: Any) -> int | None:
     return int(counts[-1]) if counts else None
 
 
-def _usage_events(response: Response) -> Iterator[tuple[str | None, dict[str, Any]]]:
+def _usage_events(response: StreamedResponse) -> Iterator[tuple[str | None, dict[str, Any]]]:
     """A stream's events that may hold usage (their data mentions it) or the model (the first one), parsed: a
     long stream's events are not all parsed again, nor kept."""
     for index, (event_type, raw, _) in enumerate(response.stream.received):
