@@ -5,6 +5,8 @@ never by message text. Each finding of the head run is `new` (it did not fail in
 `unchanged` (it failed there too); a baseline finding whose check ran here and held in every run is
 `fixed`. Flows are compared by pass rate with 95% Wilson score intervals: `regressed` only when the
 head's interval lies wholly below the baseline's, so 2 of 3 against 3 of 3 is noise, not a regression.
+With `max_cost_increase` a flow also regressed when its cost per run (its tokens per run, where a step on
+either side was unpriced) rose more than that percentage (see docs/cost.md).
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ from litmus.results import (
     RunResult,
     ScoreComparison,
     ScoreStats,
+    UsageChange,
+    UsageTotals,
 )
 from litmus.text import count
+from litmus.usage import add, measured
 from litmus.verdict import Checked, checked, stamp
+
+# --max-cost-increase's upper bound, in percent: a hundredfold rise is still a number someone may mean.
+MAX_COST_INCREASE = 1_000_000
 
 # The 97.5th percentile of the standard normal distribution: a two-sided 95% interval.
 Z95 = 1.959963984540054
@@ -50,11 +58,32 @@ def pass_rate(passed: int, total: int) -> PassRate:
     return PassRate(passed, total, round(rate, 2), round(100 * low, 2), round(100 * high, 2))
 
 
-def flow_verdict(here: PassRate | None, baseline: PassRate | None) -> str:
+def usage_change(here: UsageTotals | None, here_runs: int, baseline: UsageTotals | None,
+                 baseline_runs: int) -> UsageChange | None:
+    """A flow's usage against the baseline's: compared per flow run, on cost where every step on both sides
+    was priced, else on tokens (input and output); None when either side reported no usage."""
+    if here is None or baseline is None or not here_runs or not baseline_runs:
+        return None
+    priced = all(side.cost_usd is not None and not side.unpriced for side in (here, baseline))
+    measure = "cost" if priced else "tokens"
+    now, before = (measured(side, measure) / runs for side, runs in ((here, here_runs), (baseline, baseline_runs)))
+    change = round(100 * (now - before) / before, 2) if before else None
+    return UsageChange(measure, here, baseline, change)
+
+
+def flow_verdict(here: PassRate | None, baseline: PassRate | None, usage: UsageChange | None = None,
+                 max_cost_increase: float | None = None) -> str:
+    """The flow's verdict against the baseline; sets `usage.over_limit` when its rise is beyond
+    `max_cost_increase` percent (a rise from nothing, the baseline's measure 0, is beyond any limit)."""
     if here is None:
         return "not run here"
     if baseline is None:
         return "new flow"
+    if usage is not None and max_cost_increase is not None:
+        rose_from_nothing = usage.change_pct is None and measured(usage.here, usage.measure) > 0
+        usage.over_limit = rose_from_nothing or (usage.change_pct is not None and usage.change_pct > max_cost_increase)
+        if usage.over_limit:
+            return "regressed"
     # Compare the unrounded intervals: rounding could make touching intervals look separate.
     here_low, here_high = wilson_interval(here.passed, here.total)
     base_low, base_high = wilson_interval(baseline.passed, baseline.total)
@@ -108,13 +137,24 @@ def _flow_rates(result: RunResult) -> dict[str, tuple[str, str, int, int]]:
     return rates
 
 
+def _flow_usage(result: RunResult) -> dict[str, UsageTotals]:
+    """flow id -> its flow runs' usage summed (flows whose runs reported none are left out)."""
+    totals: dict[str, UsageTotals] = {}
+    for suite in result.suites:
+        for flow_run in suite.flow_runs:
+            if flow_run.usage is not None:
+                add(totals.setdefault(fingerprint(flow_key(suite.name, flow_run.flow)), UsageTotals()),
+                    flow_run.usage)
+    return totals
+
+
 def _scores(grouped: dict[str, list[Checked]]) -> dict[str, list[float]]:
     return {key: [item.record.score for item in items if item.record.score is not None]
             for key, items in grouped.items()
             if items[0].part not in ("transport", "intent") and any(i.record.score is not None for i in items)}
 
 
-def compare(baseline: RunResult, head: RunResult, source: str) -> RunResult:
+def compare(baseline: RunResult, head: RunResult, source: str, max_cost_increase: float | None = None) -> RunResult:
     """`head`, with every finding's `baseline` state set and the `baseline` summary filled in."""
     stamp(baseline)
     stamp(head)
@@ -122,7 +162,7 @@ def compare(baseline: RunResult, head: RunResult, source: str) -> RunResult:
     head_items = _by_key(checked(head.suites))
     base_failing = {key: items for key, items in base_items.items() if any(i.is_finding for i in items)}
 
-    summary = BaselineSummary(source=source)
+    summary = BaselineSummary(source=source, max_cost_increase=max_cost_increase)
     for key, items in head_items.items():
         failing = [item for item in items if item.is_finding]
         if not failing:
@@ -144,7 +184,8 @@ def compare(baseline: RunResult, head: RunResult, source: str) -> RunResult:
             summary.fixed_findings.append(_fixed(first))
     summary.fixed = len(summary.fixed_findings)
 
-    summary.flows = _compare_flows(_flow_rates(head), _flow_rates(baseline))
+    summary.flows = _compare_flows(_flow_rates(head), _flow_rates(baseline), _flow_usage(head),
+                                   _flow_usage(baseline), max_cost_increase)
     summary.regressed = sum(flow.verdict == "regressed" for flow in summary.flows)
     summary.scores = _compare_scores(head_items, base_items)
     head.baseline = summary
@@ -161,14 +202,18 @@ def _fixed(item: Checked) -> FixedFinding:
     )
 
 
-def _compare_flows(here: dict[str, tuple[str, str, int, int]],
-                   base: dict[str, tuple[str, str, int, int]]) -> list[FlowComparison]:
+def _compare_flows(here: dict[str, tuple[str, str, int, int]], base: dict[str, tuple[str, str, int, int]],
+                   here_usage: dict[str, UsageTotals], base_usage: dict[str, UsageTotals],
+                   max_cost_increase: float | None) -> list[FlowComparison]:
     flows = []
     for flow_id in list(here) + [f for f in base if f not in here]:
         suite, flow, *_ = here.get(flow_id) or base[flow_id]
         here_rate = pass_rate(*here[flow_id][2:]) if flow_id in here else None
         base_rate = pass_rate(*base[flow_id][2:]) if flow_id in base else None
-        flows.append(FlowComparison(flow_id, suite, flow, flow_verdict(here_rate, base_rate), here_rate, base_rate))
+        change = usage_change(here_usage.get(flow_id), here_rate.total if here_rate else 0,
+                              base_usage.get(flow_id), base_rate.total if base_rate else 0)
+        flows.append(FlowComparison(flow_id, suite, flow, flow_verdict(here_rate, base_rate, change, max_cost_increase),
+                                    here_rate, base_rate, change))
     return flows
 
 
@@ -184,6 +229,13 @@ def _compare_scores(head_items: dict[str, list[Checked]],
             here=score_stats(here.get(key, [])), baseline=score_stats(base.get(key, [])),
         ))
     return comparisons
+
+
+def unmetered_flows(summary: BaselineSummary) -> list[str]:
+    """The flows run on both sides whose usage could not be compared (one side reported none): what a
+    --max-cost-increase gate could not judge, named "suite › flow"."""
+    return [f"{flow.suite} › {flow.flow}" for flow in summary.flows
+            if flow.here is not None and flow.baseline is not None and flow.usage is None]
 
 
 def headline(summary: BaselineSummary) -> str:
@@ -207,7 +259,8 @@ def merge_baselines(parts: list[RunResult], merged: RunResult) -> BaselineSummar
     if len(sources) > 1 or len(summaries) != len(parts):
         raise ValueError("the shards were not all compared with the same baseline "
                          f"({', '.join(sorted(sources))}{'' if len(summaries) == len(parts) else ', and none'})")
-    summary = BaselineSummary(source=summaries[0].source)
+    limit = summaries[0].max_cost_increase
+    summary = BaselineSummary(source=summaries[0].source, max_cost_increase=limit)
     still_failing = set()
     for key, items in _by_key(checked(merged.suites)).items():
         failing = [item for item in items if item.is_finding]
@@ -224,6 +277,8 @@ def merge_baselines(parts: list[RunResult], merged: RunResult) -> BaselineSummar
     summary.fixed = len(summary.fixed_findings)
 
     flows: dict[str, FlowComparison] = {}
+    usage_totals: dict[str, UsageTotals] = {}
+    base_usage: dict[str, UsageTotals] = {}
     for part in summaries:
         for flow in part.flows:
             into = flows.setdefault(flow.flow_id, FlowComparison(flow.flow_id, flow.suite, flow.flow, "",
@@ -232,8 +287,14 @@ def merge_baselines(parts: list[RunResult], merged: RunResult) -> BaselineSummar
                 passed = (into.here.passed if into.here else 0) + flow.here.passed
                 total = (into.here.total if into.here else 0) + flow.here.total
                 into.here = pass_rate(passed, total)
+            if flow.usage is not None:
+                here_usage = usage_totals.setdefault(flow.flow_id, UsageTotals())
+                add(here_usage, flow.usage.here)
+                base_usage[flow.flow_id] = flow.usage.baseline
     for flow in flows.values():
-        flow.verdict = flow_verdict(flow.here, flow.baseline)
+        flow.usage = usage_change(usage_totals.get(flow.flow_id), flow.here.total if flow.here else 0,
+                                  base_usage.get(flow.flow_id), flow.baseline.total if flow.baseline else 0)
+        flow.verdict = flow_verdict(flow.here, flow.baseline, flow.usage, limit)
     summary.flows = list(flows.values())
     summary.regressed = sum(flow.verdict == "regressed" for flow in summary.flows)
 

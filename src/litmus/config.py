@@ -1,8 +1,9 @@
 """Run configuration: `litmus.yaml` at the repository root, `LITMUS_*` environment variables, flags.
 
 Precedence, highest first: a command-line flag, then its `LITMUS_*` variable, then the project file
-(`--config PATH`, else `litmus.yaml` at the root), then the built-in default. Today the file holds
-one section, `judge` (see PROBE-FORMAT.md, "Run configuration and judges"); an unknown key is an
+(`--config PATH`, else `litmus.yaml` at the root), then the built-in default. The file holds two
+sections, `judge` (see PROBE-FORMAT.md, "Run configuration and judges") and `pricing` (USD per million
+tokens by model, for the `cost` check and the totals: see docs/cost.md); an unknown key is an
 error with its file:line:column, so a typo never silently turns a judge off. Every problem of the
 file is reported at once (`litmus validate` checks it too). `judge: {provider: none}` or
 `--no-judge` turns judging off on purpose.
@@ -18,6 +19,7 @@ action's inputs) or the provider's defaults; `RunConfig.notes` says what was lef
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import re
@@ -36,6 +38,7 @@ from litmus.load.diagnostics import Collector, Span
 from litmus.numbers import number_argument, parse_number
 from litmus.text import did_you_mean
 from litmus.trust import NEVER_RESOLVE, Trust, never_resolves, origin
+from litmus.usage import Price
 
 # `none` turns judging off on purpose (like --no-judge): LLM-based assertions are skipped and counted.
 NO_JUDGE = "none"
@@ -72,6 +75,8 @@ FIELD_EXAMPLES = {"region": "us-east-1", "location": "us-central1", "project": "
                   "deployment": "gpt-4o-mini", "api_version": "2024-10-21"}
 DEFAULT_CACHE_DIR = ".litmus/cache"
 CONFIG_FILE = "litmus.yaml"
+# A `pricing:` entry's fields: USD per million tokens.
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,12 @@ class RunConfig:
     judge_disabled: bool = False
     # What the untrusted policy left out or read elsewhere (e.g. the PR's litmus.yaml), for the log and comment.
     notes: tuple[str, ...] = ()
+    # `pricing:`: model (or model prefix) -> its price, for the target's and the judge's tokens (litmus.usage).
+    pricing: Mapping[str, Price] = dataclasses.field(default_factory=dict)
 
+
+# A config file's judge settings with their positions, and its pricing.
+Sections = tuple[dict[str, Any], dict[str, Position], dict[str, Price]]
 
 # Settings that a flag or a LITMUS_* variable can give: (judge key, flag dest, variable, kind).
 _OVERRIDES: tuple[tuple[str, str, str, str], ...] = (
@@ -243,16 +253,17 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     if given and not path.is_file():
         problems.error(Span(Position(str(given))), f"config file {given} not found")
         raise ProbeError(problems.diagnostics)
-    section, positions = ({}, {})
+    section, positions, pricing = ({}, {}, {})
     if not trust.runs_pr_code and _inside(path, root):
-        # The work tree's copy may be the pull request's: the base commit's is the repository's own.
+        # The work tree's copy may be the pull request's: the base commit's is the repository's own (its
+        # `pricing:` too: a pull request that could price its target's tokens at zero could pass any cost gate).
         text = _text_at_base(path, root, trust.base_sha, notes, problems)
         if text is None:
             path = None
         else:
-            section, positions = _judge_section(_display(path, root), text, problems)
+            section, positions, pricing = _config_sections(_display(path, root), text, problems)
     elif os.path.lexists(path):  # a FIFO or a link to /dev/zero is refused by name, not skipped as absent
-        section, positions = _read_judge_section(path, root, problems)
+        section, positions, pricing = _read_config_sections(path, root, problems)
     else:
         path = None
     display = _display(path, root) if path else "<flags>"
@@ -287,7 +298,7 @@ def resolve_config(args: argparse.Namespace, environ: Mapping[str, str], root: P
     if problems.errors:
         raise ProbeError(sorted(problems.errors, key=lambda d: (d.position.path, d.position.line,
                                                                 d.position.column)))
-    return RunConfig(path=path, judge=judge, judge_disabled=disabled, notes=tuple(notes))
+    return RunConfig(path=path, judge=judge, judge_disabled=disabled, notes=tuple(notes), pricing=pricing)
 
 
 def _text_at_base(path: Path, root: Path, base_sha: str | None, notes: list[str], problems: Collector) -> str | None:
@@ -644,21 +655,22 @@ _KINDS = {"threshold": "percent", "max_calls": "count", "retries": "count", "con
           **{key: "string" for key in _FILE_TIER_KEYS}}
 
 
-def _read_judge_section(path: Path, root: Path, problems: Collector) -> tuple[dict[str, Any], dict[str, Position]]:
-    """The valid settings of the `judge` mapping of a config file and the position of each; every
-    problem found is recorded in `problems`."""
+def _read_config_sections(path: Path, root: Path, problems: Collector) -> Sections:
+    """The valid settings of the `judge` mapping of a config file and the position of each, and its
+    `pricing`; every problem found is recorded in `problems`."""
     display = _display(path, root)
     try:
         real = files.resolve_found(path, root, shown=display)  # inside the repository, as every file
         text = files.read_bytes(real, MAX_FILE_BYTES, shown=display, what="config files").decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         problems.error(Span(Position(display)), f"cannot read config: {getattr(exc, 'strerror', None) or exc}")
-        return {}, {}
-    return _judge_section(display, text, problems)
+        return {}, {}, {}
+    return _config_sections(display, text, problems)
 
 
-def _judge_section(display: str, text: str, problems: Collector) -> tuple[dict[str, Any], dict[str, Position]]:
-    """The valid settings of the `judge` mapping of a config file's text and the position of each."""
+def _config_sections(display: str, text: str, problems: Collector) -> Sections:
+    """The valid settings of the `judge` mapping of a config file's text and the position of each, and its
+    `pricing`."""
     problems.add_source(display, text)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -666,24 +678,27 @@ def _judge_section(display: str, text: str, problems: Collector) -> tuple[dict[s
         mark = getattr(exc, "problem_mark", None)
         where = Position(display, mark.line + 1, mark.column + 1) if mark else Position(display)
         problems.error(Span(where), f"cannot read config: {getattr(exc, 'problem', None) or exc}")
-        return {}, {}
+        return {}, {}, {}
     if node is None:
-        return {}, {}
+        return {}, {}, {}
     if not isinstance(node, yaml.MappingNode):
         problems.error(_span(display, node), "the config file must be a mapping with a `judge` section")
-        return {}, {}
-    judge_node = None
+        return {}, {}, {}
+    judge_node = pricing_node = None
     for key, value in node.value:
         if key.value == "judge":
             judge_node = value
+        elif key.value == "pricing":
+            pricing_node = value
         else:
-            problems.error(_span(display, key), f"unknown config section {key.value!r} (known: judge)"
-                                                f"{did_you_mean(str(key.value), ['judge'])}")
+            problems.error(_span(display, key), f"unknown config section {key.value!r} (known: judge, pricing)"
+                                                f"{did_you_mean(str(key.value), ['judge', 'pricing'])}")
+    pricing = _pricing(display, pricing_node, problems) if pricing_node is not None else {}
     if judge_node is None or (isinstance(judge_node, yaml.ScalarNode) and judge_node.value in ("", "null", "~")):
-        return {}, {}
+        return {}, {}, pricing
     if not isinstance(judge_node, yaml.MappingNode):
         problems.error(_span(display, judge_node), "`judge` must be a mapping")
-        return {}, {}
+        return {}, {}, pricing
     data, positions = {}, {}
     for key, value in judge_node.value:
         name = key.value
@@ -701,7 +716,46 @@ def _judge_section(display: str, text: str, problems: Collector) -> tuple[dict[s
             data[name], positions[name] = coerced, where
         elif name == "provider":
             positions[name] = where  # given, but invalid: reported once, not again as "missing"
-    return data, positions
+    return data, positions, pricing
+
+
+def _pricing(display: str, node: yaml.Node, problems: Collector) -> dict[str, Price]:
+    """`pricing: {MODEL: {input_per_mtok, output_per_mtok}}`: USD per million tokens, each price checked."""
+    if not isinstance(node, yaml.MappingNode):
+        problems.error(_span(display, node), "`pricing` must be a mapping of model names to "
+                                             "{input_per_mtok, output_per_mtok}")
+        return {}
+    prices = {}
+    for key, value in node.value:
+        model = key.value
+        if not isinstance(key, yaml.ScalarNode) or not str(model).strip():
+            problems.error(_span(display, key), "a `pricing` key must be a model name (or the start of one)")
+            continue
+        if not isinstance(value, yaml.MappingNode):
+            problems.error(_span(display, value), f"pricing.{model} must be {{input_per_mtok, output_per_mtok}}")
+            continue
+        rates, given = {}, set()
+        for rate_key, rate in value.value:
+            name = rate_key.value
+            if name not in PRICE_KEYS:
+                problems.error(_span(display, rate_key), f"unknown pricing setting {name!r}"
+                                                         f"{did_you_mean(str(name), PRICE_KEYS)} (known: "
+                                                         f"{', '.join(PRICE_KEYS)}, USD per million tokens)")
+                continue
+            given.add(name)
+            plain = yaml.safe_load(yaml.serialize(rate))
+            try:
+                if isinstance(plain, bool) or not isinstance(plain, int | float):
+                    raise ValueError(f"expected a number of USD per million tokens, got {plain!r}")
+                rates[name] = parse_number(str(plain), whole=False, low=0, high=1e6)
+            except ValueError as exc:
+                problems.error(_span(display, rate), f"pricing.{model}.{name}: {exc}")
+        if missing := [name for name in PRICE_KEYS if name not in given]:
+            problems.error(_span(display, key), f"pricing.{model} needs {' and '.join(missing)} "
+                                                "(USD per million tokens)")
+        elif len(rates) == len(PRICE_KEYS):
+            prices[str(model)] = Price(**rates)
+    return prices
 
 
 def _span(display: str, node: yaml.Node) -> Span:

@@ -19,6 +19,7 @@ from litmus.identity import INTENT, TRANSPORT
 from litmus.openapi.coverage import summary
 from litmus.results import FlowRunResult, RunResult, run_label, runs_per_flow
 from litmus.text import count
+from litmus.usage import run_totals_line
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder what a line appears to say.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -157,15 +158,22 @@ class Console:
                 missing = f"; {len(s.openapi.missing)} not, listed in results.json" if s.openapi.missing else ""
                 lines.append(f"OpenAPI coverage of {clean(s.openapi.spec)} ({clean(s.name)}): {summary(s.openapi)}"
                              f"{missing}")
+        if spent := run_totals_line(result):
+            lines.append(spent)
         return lines
 
     def verdict_line(self, result: RunResult, results_path: str | None) -> str:
         failed = sum(1 for s in result.suites if s.verdict == "failed")
         total = len(result.suites)
-        word = self._status(result.verdict, result.verdict.upper())
+        over = verdict.over_cost_limit_text(result)
+        # A flow over --max-cost-increase fails the run though its suites passed: the line says so first.
+        shown = "failed" if over else result.verdict
+        word = self._status(shown, shown.upper())
         text = f"{word}: {total - failed} of {count(total, 'suite')} passed"
         if result.run.interrupted:
             text += " (interrupted: partial results)"
+        if over:
+            text += f" ({over})"
         if skipped := verdict.skipped_note(result.suites):
             text += f" ({skipped})"
         turned_off = sum(o.judge_skip == "disabled" for *_, o in result.iter_outcomes())

@@ -15,8 +15,9 @@ from datetime import datetime
 from litmus.compare import merge_baselines
 from litmus.decisions import merge_summaries
 from litmus.openapi.coverage import union
-from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult
+from litmus.results import FlowRunResult, JudgeTotals, RunInfo, RunResult, SuiteResult, Totals, UsageTotals
 from litmus.text import noun_for
+from litmus.usage import add, target_totals
 from litmus.verdict import decide_run, decide_suite
 
 
@@ -181,8 +182,12 @@ def merge(documents: list[RunResult], names: list[str] | None = None,
         repository=next((doc.run.repository for doc in documents if doc.run.repository), None),
         server_url=next((doc.run.server_url for doc in documents if doc.run.server_url), None),
     )
+    judge_usage = UsageTotals()
+    for doc in documents:
+        add(judge_usage, doc.totals.judge)
     merged = RunResult(run=run, verdict="failed", tool=documents[0].tool,
-                       judge=totals, suites=suites, schema_version=documents[0].schema_version)
+                       judge=totals, suites=suites, schema_version=documents[0].schema_version,
+                       totals=Totals(target=target_totals(suites), judge=judge_usage))
     decide_run(merged)
     merged.decisions = merge_summaries((doc.decisions for doc in documents), merged)
     try:

@@ -54,6 +54,15 @@ class Stream(Node):
 
 
 @dataclass(frozen=True)
+class UsagePaths(Node):
+    """`usage: {input_path, output_path}` on a request: JSONPaths into the response (a stream's document) giving
+    the tokens it used, for APIs whose `usage` is not OpenAI's or Anthropic's (see `litmus.usage`)."""
+
+    input_path: str | None = None
+    output_path: str | None = None
+
+
+@dataclass(frozen=True)
 class Auth(Node):
     """`auth: {basic: {username, password}}`, `auth: {digest: {username, password}}` (RFC 7616, answered by
     requests' HTTPDigestAuth) or `auth: {bearer: TOKEN}`; values may hold templates."""
@@ -123,6 +132,10 @@ class Request(Node):
     timeout_ms: float = 30_000
     follow_redirects: bool = True
     stream: Stream | None = None
+    usage: UsagePaths | None = None
+    # The `pricing:` entry's model to price this request's tokens with when the response names no model the
+    # table prices (a priced model the response names wins: see litmus.usage).
+    pricing_model: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from litmus import assertions
-from litmus.compare import compare, headline
+from litmus.compare import compare, headline, unmetered_flows
 from litmus.config import resolve_config
 from litmus.decisions import DecisionSource, RunDecisions, decisions_for_run, summarize
 from litmus.errors import ProbeError, render_diagnostics
@@ -79,6 +79,9 @@ class RunRequest:
     # The SARIF run's category (None: the file names none; the uploader's applies).
     sarif_category: str | None = None
     baseline: Baseline | None = None
+    # --max-cost-increase / input max-cost-increase: a flow whose tokens or cost per run rose more than this
+    # percentage over the baseline's regressed (litmus.compare).
+    max_cost_increase: float | None = None
     # How this front end names the output folder and the env-allow setting, and how it says "give a base URL".
     out_dir_setting: str = "--out"
     env_allow_setting: str = "--env-allow"
@@ -154,6 +157,7 @@ def prepare(request: RunRequest, channel: Channel) -> tuple[list, Any, Any]:
         tiers = [judge.tier1, judge.escalation.to if judge.escalation else None, judge.simulator, judge.embeddings]
         channel.mask(environ.get(name) for t in tiers if t for name in t.secret_variables)
     options.judge_disabled = config.judge_disabled
+    options.pricing = config.pricing
     request.decisions = decisions = decisions_for_run(request.root, options.trust, request.decision_sources)
     if decisions.loaded.errors:
         channel.diagnostics(decisions.loaded.diagnostics)
@@ -219,8 +223,13 @@ def execute(request: RunRequest, channel: Channel, suites: list, judge: Any) -> 
     if (baseline is None or baseline.result is None) and request.late_baseline is not None:
         baseline = request.late_baseline()
     if baseline is not None and baseline.result is not None:
-        compare(baseline.result, result, source=baseline.source or baseline.url)
+        compare(baseline.result, result, source=baseline.source or baseline.url,
+                max_cost_increase=request.max_cost_increase)
         channel.note(f"compared with {baseline.source or baseline.url}: {headline(result.baseline)}")
+        if request.max_cost_increase is not None and (unmeasured := unmetered_flows(result.baseline)):
+            channel.warning(f"--max-cost-increase: {count(len(unmeasured), 'flow')} reported no token usage here or "
+                            f"in the baseline, so {noun_for(len(unmeasured), 'its', 'their')} cost was not compared: "
+                            f"{', '.join(unmeasured)}")
     paths, problems = write_outputs(result, request.out_dir, request.formats, links, request.sarif_category)
     return RunOutput(result, paths, problems)
 

@@ -230,6 +230,43 @@ class RateLimitWait:
 
 
 @dataclass
+class Usage:
+    """The tokens a step's response says it used (`litmus.usage`), and what they cost by `pricing:`."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    # Where they were read: "openai" or "anthropic" (the API's own `usage`), or "paths" (the request's
+    # `usage: {input_path, output_path}`).
+    source: str = ""
+    # The model priced: the response's `model` when the table prices it, else the request's `pricing_model`
+    # (else the response's, unpriced); None when neither names one.
+    model: str | None = None
+    # The `pricing:` entry that priced it (the model itself, or the longest prefix of it); None: unpriced.
+    price_key: str | None = None
+    cost_usd: float | None = None
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and cost summed over the steps that reported usage (`count`), or the judge calls made."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # The priced part's cost; None when nothing was priced.
+    cost_usd: float | None = None
+    # Steps that reported usage (target), or judge calls made (judge: cached and replayed ones cost nothing).
+    count: int = 0
+    # How many of them had no price (their tokens are counted, their cost is not).
+    unpriced: int = 0
+
+
+@dataclass
+class Totals:
+    target: UsageTotals = field(default_factory=UsageTotals)
+    judge: UsageTotals = field(default_factory=UsageTotals)
+
+
+@dataclass
 class StepResult:
     name: str
     line: int
@@ -260,6 +297,8 @@ class StepResult:
     baseline: BaselineState | None = None
     # What is worth a look but decides nothing (a request that does not conform to its OpenAPI operation).
     warnings: list[str] = field(default_factory=list)
+    # The tokens the response reported (None: it reported none); a conversation turn's own.
+    usage: Usage | None = None
 
 
 @dataclass
@@ -307,6 +346,8 @@ class FlowRunResult:
             self.status = self.intent_evaluation.status
     # The flow's identity across runs and scenarios (pass rates are compared per flow).
     flow_id: str | None = None
+    # Its steps' (a conversation's turns') usage summed; None when no step reported any.
+    usage: UsageTotals | None = None
 
 
 @dataclass
@@ -404,6 +445,21 @@ class PassRate:
 
 
 @dataclass
+class UsageChange:
+    """A flow's tokens and cost, here and in the baseline (summed over its runs), and the change per run."""
+
+    # What `change_pct` compares: "cost" when every step on both sides was priced, else "tokens" (input and
+    # output together).
+    measure: Literal["cost", "tokens"]
+    here: UsageTotals
+    baseline: UsageTotals
+    # The change of the measure per flow run, in percent; None when the baseline's is 0.
+    change_pct: float | None = None
+    # The rise is beyond --max-cost-increase: the flow regressed on it.
+    over_limit: bool = False
+
+
+@dataclass
 class FlowComparison:
     flow_id: str
     suite: str
@@ -412,6 +468,8 @@ class FlowComparison:
     verdict: str
     here: PassRate | None = None
     baseline: PassRate | None = None
+    # The flow's tokens and cost against the baseline's; None when neither side reported usage.
+    usage: UsageChange | None = None
 
 
 @dataclass
@@ -458,6 +516,8 @@ class BaselineSummary:
     fixed_findings: list[FixedFinding] = field(default_factory=list)
     flows: list[FlowComparison] = field(default_factory=list)
     scores: list[ScoreComparison] = field(default_factory=list)
+    # --max-cost-increase: the rise of a flow's cost (or tokens) per run, in percent, beyond which it regressed.
+    max_cost_increase: float | None = None
 
 
 @dataclass
@@ -492,6 +552,8 @@ class RunResult:
     schema_version: int = SCHEMA_VERSION
     baseline: BaselineSummary | None = None
     decisions: DecisionsSummary | None = None
+    # Tokens and cost of the target's responses and of the judge calls (`litmus.usage`).
+    totals: Totals = field(default_factory=Totals)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -532,6 +594,11 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (StepResult, "assertions"): (AssertionOutcome, True),
     (StepResult, "rate_limited"): (RateLimitWait, True),
     (StepResult, "stream"): (StreamRecord, False),
+    (StepResult, "usage"): (Usage, False),
+    (FlowRunResult, "usage"): (UsageTotals, False),
+    (RunResult, "totals"): (Totals, False),
+    (Totals, "target"): (UsageTotals, False),
+    (Totals, "judge"): (UsageTotals, False),
     (StreamRecord, "events"): (StreamEvent, True),
     (AssertionOutcome, "mismatches"): (Mismatch, True),
     (AssertionOutcome, "judge"): (JudgeRecord, False),
@@ -549,6 +616,9 @@ _NESTED: dict[tuple[type, str], tuple[type, bool]] = {
     (BaselineSummary, "scores"): (ScoreComparison, True),
     (FlowComparison, "here"): (PassRate, False),
     (FlowComparison, "baseline"): (PassRate, False),
+    (FlowComparison, "usage"): (UsageChange, False),
+    (UsageChange, "here"): (UsageTotals, False),
+    (UsageChange, "baseline"): (UsageTotals, False),
     (ScoreComparison, "here"): (ScoreStats, False),
     (ScoreComparison, "baseline"): (ScoreStats, False),
 }

@@ -25,6 +25,7 @@ from litmus.identity import (
 )
 from litmus.results import (
     AssertionOutcome,
+    FlowComparison,
     FlowRunResult,
     IntentEvaluation,
     RunResult,
@@ -242,8 +243,25 @@ def nothing_checked(result: RunResult) -> bool:
     return not result.suites and not result.run.interrupted
 
 
+def over_cost_limit(result: RunResult) -> list[FlowComparison]:
+    """The flows whose tokens or cost per run rose beyond --max-cost-increase against the baseline
+    (`litmus.compare`): regressed flows that fail the run under every --fail-on but `never`, as the limit is a
+    gate the operator set on purpose."""
+    summary = result.baseline
+    return [flow for flow in summary.flows if flow.usage is not None and flow.usage.over_limit] if summary else []
+
+
+def over_cost_limit_text(result: RunResult) -> str | None:
+    """'1 flow over --max-cost-increase 20%', or None."""
+    flows = over_cost_limit(result)
+    if not flows:
+        return None
+    return f"{count(len(flows), 'flow')} over --max-cost-increase {result.baseline.max_cost_increase:g}%"
+
+
 def fails(result: RunResult, fail_on: FailOn) -> bool:
     """Whether the run fails under `--fail-on`:
+    - every mode but never: a flow's tokens or cost rose beyond --max-cost-increase (`over_cost_limit`);
     - suite: a suite failed (or the run was interrupted);
     - assertion: that, or any finding outside the teardown (a flow run its pass_threshold let pass);
     - new: a finding outside the teardown that is not already failing in the baseline (without a baseline
@@ -252,7 +270,7 @@ def fails(result: RunResult, fail_on: FailOn) -> bool:
     - never: nothing fails it."""
     if fail_on == "never" or nothing_checked(result):
         return False
-    if result.run.interrupted:
+    if result.run.interrupted or over_cost_limit(result):
         return True
     if fail_on == "suite":
         return result.verdict == "failed"

@@ -308,3 +308,29 @@ def test_the_search_finds_every_one_of_6000_findings_and_a_link_opens_any(page):
     page.open(text, name="6000.html", fragment=last)
     assert finding_state(page, last) == {"open": None, "shown": True, "inView": True}
     assert page.console_errors() == []
+
+
+def test_the_cost_comparison_reads_at_a_phones_width(page, result):
+    """A baseline whose flows cost less: the totals line, the regressed flow and the per-flow table show, and
+    their long cells wrap instead of scrolling the page sideways."""
+    from litmus.compare import compare
+
+    baseline = load_results(RESULTS)
+    for suite in baseline.suites:
+        for flow_run in suite.flow_runs:
+            for step in flow_run.steps:
+                if step.usage is not None:
+                    step.usage.output_tokens //= 2
+                    step.usage.cost_usd = step.usage.cost_usd and step.usage.cost_usd / 2
+            if flow_run.usage is not None:
+                flow_run.usage.output_tokens //= 2
+                flow_run.usage.cost_usd = flow_run.usage.cost_usd and flow_run.usage.cost_usd / 2
+    compared = compare(baseline, result, source="base/results.json", max_cost_increase=5)
+    page.open(render("html", compared), width=375)
+    assert page.console_errors() == []
+    text = page.driver.find_element(By.ID, "baseline").text
+    assert "Tokens and cost per flow" in text and "beyond --max-cost-increase 5%" in text
+    assert "Tokens and cost: target 5,064 tokens" in page.driver.find_element(By.TAG_NAME, "header").text
+    width = page.js("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1]
+    page.screenshot("cost-comparison-phone")

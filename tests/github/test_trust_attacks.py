@@ -537,6 +537,62 @@ def test_deployment_url_must_match_deployment_hosts(tmp_path, fake_github, targe
     assert target.requests and code == 1  # probed: the untrusted python check is an error
 
 
+# ---- the PR pricing its own tokens (docs/cost.md)
+
+PRICED_SUITE = """\
+version: 1
+suite: Generation
+flows:
+  - name: Generate
+    steps:
+      - name: answer
+        request: {method: POST, url: /gen}
+        assertions:
+          - {type: cost, lte: 0.001}
+"""
+
+
+def test_pr_pricing_cannot_price_its_tokens_at_zero(tmp_path, fake_github, target):
+    # 10 + 10 tokens of `shop` at the base's $1,000 per million tokens: $0.02, over the check's $0.001.
+    target.json("/gen", {"model": "shop", "text": "hi", "usage": {"prompt_tokens": 10, "completion_tokens": 10}})
+    workspace, _ = make_repository(tmp_path)
+    (workspace / "probes" / "orders.yaml").unlink()
+    (workspace / "probes" / "gen.yaml").write_text(PRICED_SUITE)
+    (workspace / "litmus.yaml").write_text("pricing:\n  shop: {input_per_mtok: 1000, output_per_mtok: 1000}\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "priced probes")
+    main_sha = git(workspace, "rev-parse", "HEAD")
+    head = fork_commit(workspace, {"litmus.yaml": "pricing:\n  shop: {input_per_mtok: 0, output_per_mtok: 0}\n"})
+    fake_github.state.load_git(workspace, branches=["main"])
+    fake_github.state.pr_files[(REPO, PR)] = [{"filename": "litmus.yaml", "status": "modified"}]
+    event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
+
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url)
+
+    step = results(workspace)["suites"][0]["flow_runs"][0]["steps"][0]
+    assert (step["usage"]["price_key"], step["usage"]["cost_usd"]) == ("shop", 0.02)
+    assert step["assertions"][0]["status"] == "failed" and code == 1, log
+    assert results(workspace)["totals"]["target"]["cost_usd"] == 0.02
+    assert "litmus.yaml" in " ".join(results(workspace)["run"]["trust_notes"])
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("nan", "input 'max-cost-increase': expected a number of percent from 0"),
+    ("-5", "input 'max-cost-increase': expected a number of percent from 0"),
+    ("20", "input 'max-cost-increase' compares with a baseline"),
+])
+def test_max_cost_increase_is_refused_unless_it_can_gate(tmp_path, fake_github, target, given, says):
+    workspace, main_sha = make_repository(tmp_path)
+    head = fork_commit(workspace, {"README.md": "fork\n"})
+    fake_github.state.load_git(workspace, branches=["main"])
+    event = pull_request_target_event(tmp_path / "event.json", head, main_sha)
+    inputs = {"max_cost_increase": given, **({"baseline_url": target.base_url} if given != "20" else {})}
+
+    code, log, _ = run_action(workspace, event, fake_github.base_url, base_url=target.base_url, **inputs)
+
+    assert code == 2 and says in log and target.requests == []
+
+
 # ---- attack 4's sibling: results a fork's own workflow made, merged by a workflow_run job
 
 

@@ -38,7 +38,7 @@ LOADER_ONLY = {
     "flow_scenarios_file_missing", "flow_scenario_data_missing",
     "unknown_generator", "auth_and_header", "graphql_get",
     "setup_without_setup", "scenarios_file_column", "cookies_and_header", "cookies_value_semicolon",
-    "tls_ca_file_missing", "tls_ca_file_without_verify",
+    "tls_ca_file_missing", "tls_ca_file_without_verify", "usage_bad_path", "pricing_model_template", "usage_template",
     # Conversations: which assertion families judge a transcript, and which body keys hold the history.
     "conversation_deterministic_assertion", "conversation_messages_in_json", "conversation_mapping_without_reply_path",
     "conversation_stream_mismatch", "conversation_tool_results_mapping", "conversation_user_template_later",

@@ -121,3 +121,24 @@ def test_decision_summaries_are_united_and_a_decision_applied_in_any_shard_is_no
     assert merged.decisions.ignored == [deterministic]
     one.decisions = two.decisions = None
     assert merge([one, two])[0].decisions is None
+
+
+def test_token_and_cost_totals_are_summed_over_the_shards(result):
+    from litmus.results import Usage, UsageTotals
+
+    for number, run in enumerate(result.suites[0].flow_runs):
+        for step in run.steps:
+            step.usage = None
+        run.steps[0].usage = Usage(input_tokens=10, output_tokens=number, source="openai", model="m",
+                                   price_key="m" if number else None, cost_usd=0.001 if number else None)
+    parts = shards(result, 2)
+    for k, part in enumerate(parts, 1):
+        part.totals.judge = UsageTotals(input_tokens=100 * k, output_tokens=k, cost_usd=0.01 * k, count=k, unpriced=0)
+    merged, _ = merge(parts)
+    runs = len(result.suites[0].flow_runs)
+    target = merged.totals.target
+    assert (target.count, target.input_tokens, target.output_tokens, target.unpriced) == (
+        runs, 10 * runs, sum(range(runs)), 1)
+    assert target.cost_usd == round(0.001 * (runs - 1), 8)
+    judge = merged.totals.judge
+    assert (judge.count, judge.input_tokens, judge.output_tokens, judge.cost_usd) == (3, 300, 3, 0.03)

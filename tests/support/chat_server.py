@@ -16,6 +16,11 @@ number the user gave): "turn 2: you said 'When?'; order 1042". At `forget_at` it
 ("order unknown"). A user message containing "lookup" is answered with a `lookup_order` tool call; the reply
 after a tool result quotes it ("; tool said ..."). `"stream": true` in the body streams the reply (OpenAI
 SSE chunks, Anthropic events).
+
+Both APIs report token usage as the real ones do, counting words (`usage_of`): OpenAI's `usage` in a
+non-streamed reply, and in a last chunk of its own only when the body sets `stream_options.include_usage`;
+Anthropic's `usage`, and in a stream `message_start`'s (the input, one output token so far) then
+`message_delta`'s (the final output count). Each reply names the model the body asked for.
 """
 
 from __future__ import annotations
@@ -68,6 +73,12 @@ class ChatServer(LocalServer):
         return text + self.signature, None
 
     # ---- the APIs
+
+    @staticmethod
+    def usage_of(body: dict[str, Any], text: str) -> tuple[int, int]:
+        """(input, output) tokens of a reply: the words of every message (and system prompt) sent, of the reply."""
+        sent = [body.get("system") or ""] + [_words_of(m.get("content")) for m in body.get("messages") or []]
+        return sum(len(part.split()) for part in sent), len(text.split())
 
     def openai(self, body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         messages = body.get("messages")
@@ -177,12 +188,17 @@ class ChatServer(LocalServer):
                 tool_calls = [{"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function",
                                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
                               ] if call else None
+                prompt_tokens, completion_tokens = server.usage_of(body, text)
+                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                         "total_tokens": prompt_tokens + completion_tokens}
                 if not body.get("stream"):
                     message = {"role": "assistant", "content": text or None}
                     if tool_calls:
                         message["tool_calls"] = tool_calls
-                    return self._json(200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": [
-                        {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}]})
+                    return self._json(200, {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
+                                            "choices": [{"index": 0, "message": message,
+                                                         "finish_reason": "tool_calls" if call else "stop"}],
+                                            "usage": usage})
                 frames = [sse({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})]
                 for piece in (text[i:i + 7] for i in range(0, len(text), 7)):
                     frames.append(sse({"choices": [{"index": 0, "delta": {"content": piece}}]}))
@@ -193,19 +209,25 @@ class ChatServer(LocalServer):
                          "function": {"name": tool["function"]["name"], "arguments": arguments[:5]}}]}}]}))
                     frames.append(sse({"choices": [{"index": 0, "delta": {"tool_calls": [
                         {"index": index, "function": {"arguments": arguments[5:]}}]}}]}))
-                frames += [sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}), sse("[DONE]")]
-                self._stream(frames)
+                frames.append(sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    frames.append(sse({"model": body.get("model"), "choices": [], "usage": usage}))
+                self._stream([*frames, sse("[DONE]")])
 
             def _anthropic(self, body: dict[str, Any], text: str, call: dict[str, Any] | None) -> None:
                 blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
                 if call:
                     blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": call["name"],
                                    "input": call["arguments"]})
+                input_tokens, output_tokens = server.usage_of(body, text)
                 if not body.get("stream"):
-                    return self._json(200, {"id": "msg_1", "type": "message", "role": "assistant", "content": blocks,
-                                            "stop_reason": "tool_use" if call else "end_turn"})
-                frames = [sse({"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
-                                                                     "content": []}}, event="message_start")]
+                    return self._json(200, {
+                        "id": "msg_1", "type": "message", "role": "assistant", "content": blocks,
+                        "model": body.get("model"), "stop_reason": "tool_use" if call else "end_turn",
+                        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
+                frames = [sse({"type": "message_start", "message": {
+                    "id": "msg_1", "role": "assistant", "content": [], "model": body.get("model"),
+                    "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}, event="message_start")]
                 for index, block in enumerate(blocks):
                     if block["type"] == "text":
                         frames.append(sse({"type": "content_block_start", "index": index,
@@ -221,7 +243,8 @@ class ChatServer(LocalServer):
                             "type": "input_json_delta", "partial_json": json.dumps(block["input"])}},
                             event="content_block_delta"))
                     frames.append(sse({"type": "content_block_stop", "index": index}, event="content_block_stop"))
-                frames += [sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}, event="message_delta"),
+                frames += [sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                "usage": {"output_tokens": output_tokens}}, event="message_delta"),
                            sse({"type": "message_stop"}, event="message_stop")]
                 self._stream(frames)
 
@@ -242,3 +265,12 @@ class ChatServer(LocalServer):
                 self.wfile.write(payload)
 
         return Handler
+
+
+def _words_of(content: Any) -> str:
+    """A message's text: its string content, or its text parts / blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(part.get("text") or "" for part in content if isinstance(part, dict))
+    return ""

@@ -100,6 +100,8 @@ CASES: dict[str, tuple[str, dict | None, tuple[str, ...]]] = {
     "human-decided": (suite(RUBRIC.replace("order", "parcel"), "/answer"), {}, ()),
     "conversation-judged-failure": (JUDGED_CHAT, {}, ()),
     "budget-simulated-turn": (SIMULATED_CHAT, {"max_calls": 0}, ()),
+    # Run against the base deployment first (TARGET_URL: the target), whose reply reports fewer tokens.
+    "cost-over-limit": (suite(OK, "/usage"), None, ("--baseline", "TARGET_URL", "--max-cost-increase", "20")),
 }
 # case -> the .litmus/decisions.yaml it commits: a human accepts the needs-review row's exact reply.
 DECISIONS: dict[str, str] = {
@@ -118,6 +120,10 @@ def serve(target, fake_judge) -> None:
     target.fault("/hangup", "close_no_response")
     count = itertools.count()
     target.route("/flaky", lambda req: (500 if next(count) % 3 == 0 else 200, {"Content-Type": "text/plain"}, b"x"))
+    # Each run with a baseline asks twice, the base deployment first: 100 output tokens there, 150 here.
+    calls = itertools.count()
+    target.route("/usage", lambda req: (200, {"Content-Type": "application/json"}, json.dumps(
+        {"usage": {"prompt_tokens": 10, "completion_tokens": 100 if next(calls) % 2 == 0 else 150}}).encode()))
     fake_judge.when("parcel", text="no verdict here")  # unparseable, no tier 2: needs review
     fake_judge.when("order", score=10, reason="does not say when")
 
@@ -167,7 +173,7 @@ def test_every_output_of_litmus_run_equals_the_table(case, tmp_path, target, fak
     for fail_on in FAIL_ON:
         out = root / f"out-{fail_on}"
         done = litmus(root, "run", "probes", "--base-url", target.base_url, "--fail-on", fail_on,
-                      "--out", str(out), *args, env=env)
+                      "--out", str(out), *(a.replace("TARGET_URL", target.base_url) for a in args), env=env)
         expected_code = int(row[fail_on].split()[0])
         assert done.returncode == expected_code, f"{case} --fail-on {fail_on}: {done.stdout}{done.stderr}"
         got = outputs(out)
@@ -226,6 +232,9 @@ def action_project(tmp_path: Path, case: str, judge_url: str, fake_github) -> tu
     root, args = project(tmp_path, case, judge_url)
     if "--no-judge" in args:
         inputs["judge-provider"] = "none"
+    if "--max-cost-increase" in args:
+        inputs["max-cost-increase"] = args[args.index("--max-cost-increase") + 1]
+        inputs["baseline-url"] = args[args.index("--baseline") + 1]
     trusted_checkout(root, fake_github)
     return root, inputs
 
@@ -247,7 +256,8 @@ def test_every_output_of_the_action_equals_the_table(case, tmp_path, target, fak
     root, inputs = action_project(tmp_path, case, fake_judge.openai_base_url, fake_github)
     for fail_on in FAIL_ON:
         out = f"out-{fail_on}"
-        code = run_the_action(root, fake_github.base_url, {**inputs, "base-url": target.base_url, "fail-on": fail_on,
+        given = {name: value.replace("TARGET_URL", target.base_url) for name, value in inputs.items()}
+        code = run_the_action(root, fake_github.base_url, {**given, "base-url": target.base_url, "fail-on": fail_on,
                                                       "output-dir": out})
         expected_code, expected_conclusion = row[fail_on].split()
         assert code == int(expected_code), f"{case} fail-on {fail_on}"

@@ -29,6 +29,8 @@ REGISTRY: dict[str, str] = {
     "redirects": "litmus.assertions.redirects",
     "python": "litmus.assertions.python",
     "tool_calls": "litmus.assertions.tool_calls",
+    "tokens": "litmus.assertions.tokens",
+    "cost": "litmus.assertions.cost",
     # The judged types that differ only in data: one row each in litmus.assertions.judged, listed by family.
     **{name: _JUDGED for name, row in judged.SPECS.items() if row.family == "qualitative"},
     "similar": "litmus.assertions.similar",

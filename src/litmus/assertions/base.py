@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from litmus.model import Assertion, Scenario, Suite
     from litmus.response import Response
     from litmus.results import AssertionOutcome
+    from litmus.usage import Metered, Price
 
 Family = Literal["deterministic", "qualitative", "scenario", "conversation"]
 
@@ -121,6 +122,10 @@ class EvalContext:
     # Warnings an evaluator records on the step (`StepResult.warnings`): what is worth a look but decides nothing
     # (a request that does not conform to its OpenAPI operation).
     warnings: list[str] = field(default_factory=list)
+    # The tokens the response reported, priced, or why it reported none (`tokens` and `cost` checks).
+    metered: Metered | None = None
+    # litmus.yaml's `pricing:`, for saying why a step's usage has no price.
+    pricing: Mapping[str, Price] = field(default_factory=dict)
 
     def finding_id(self, assertion: Assertion) -> str | None:
         return self.finding_ids.get(assertion.pos)

@@ -44,7 +44,7 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from litmus.commands.comment_command import CommandSettings, handle_comment
-from litmus.compare import headline
+from litmus.compare import MAX_COST_INCREASE, headline
 from litmus.github.api import GitHubAPIError, GitHubClient, token_forms
 from litmus.github.artifacts import WORKFLOWS_DIR, fetch_baseline, workflow_path, workflow_run_provenance
 from litmus.github.changes import (
@@ -135,13 +135,15 @@ class ActionInputs:
     deployment_hosts: tuple[str, ...] = ()
     # The SARIF run's category (None: the file names none, so upload-sarif's `category:` applies).
     sarif_category: str | None = None
+    # `max-cost-increase`: percent; a flow whose cost (or tokens) per run rose more against the baseline regressed.
+    max_cost_increase: float | None = None
     # The comment commands (`issue_comment`): whose runs' results artifact they decide on.
     results_workflow: str = ""
     results_artifact: str = "litmus-report"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
-        return cls(
+        inputs = cls(
             probes=tuple(read_input(environ, "probes", "probes").split()),
             base_url=read_input(environ, "base-url"),
             config=read_input(environ, "config"),
@@ -171,7 +173,12 @@ class ActionInputs:
             sarif_category=_sarif_category(read_input(environ, "sarif-category")),
             results_workflow=_workflow_file(read_input(environ, "results-workflow")),
             results_artifact=read_input(environ, "results-artifact", "litmus-report"),
+            max_cost_increase=_max_cost_increase(read_input(environ, "max-cost-increase")),
         )
+        if inputs.max_cost_increase is not None and not (inputs.baseline or inputs.baseline_url):
+            raise InputError("input 'max-cost-increase' compares with a baseline: set 'baseline: artifact' or "
+                             "'baseline-url' too")
+        return inputs
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -221,6 +228,15 @@ def _shard(text: str) -> tuple[int, int] | None:
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
         raise InputError(f"input 'shard' must be K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
     return int(k), int(n)
+
+
+def _max_cost_increase(text: str) -> float | None:
+    if not text:
+        return None
+    try:
+        return parse_number(text, whole=False, low=0, high=MAX_COST_INCREASE, unit="percent")
+    except ValueError as exc:
+        raise InputError(f"input 'max-cost-increase': {exc}") from None
 
 
 def _seconds(text: str) -> float:
@@ -432,6 +448,7 @@ class _Action:
             select=self._changed_suites if inputs.changed_only else None,
             before_requests=self._wait if inputs.wait_for else None,
             late_baseline=self._baseline_artifact if inputs.baseline == "artifact" else None,
+            max_cost_increase=inputs.max_cost_increase,
         )
         request.decision_sources = self._recorded_decisions()
         channel = _ActionChannel(self)

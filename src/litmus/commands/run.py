@@ -48,6 +48,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from litmus.compare import MAX_COST_INCREASE
 from litmus.config import add_config_arguments
 from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
@@ -106,6 +107,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="compare with a baseline: a results.json, or a base deployment's URL (then the same "
                              "suites also run against it first, sharing the judge cache); findings become new, "
                              "unchanged or fixed (docs/baseline.md)")
+    parser.add_argument("--max-cost-increase", metavar="PCT",
+                        type=_number(whole=False, low=0, high=MAX_COST_INCREASE, unit="percent"),
+                        help="with --baseline: a flow whose cost per run (its tokens, where a step is unpriced) rose "
+                             "more than PCT percent regressed, and fails the run under every --fail-on but never "
+                             "(docs/cost.md)")
     parser.add_argument("--shard", type=_shard, metavar="K/N",
                         help="run only the K-th of N balanced, stable slices of the flow runs (1 <= K <= N)")
     parser.add_argument("--timeout-ms", default=30_000, metavar="MS",
@@ -169,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     baseline = _baseline(args.baseline)
     if isinstance(baseline, str):
         return _usage(baseline)
+    if args.max_cost_increase is not None and baseline is None:
+        return _usage("--max-cost-increase compares with a baseline: give --baseline too")
     options = RunOptions(
         base_url=base_url or environ.get("LITMUS_BASE_URL") or None, concurrency=args.concurrency,
         suites=tuple(args.suite), flows=tuple(args.flow), shard=args.shard, fail_on=args.fail_on,
@@ -177,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
     )
     request = RunRequest(paths=args.paths, root=repo_root(), out_dir=Path(args.out), options=options,
                          config_args=args, environ=environ, formats=formats, baseline=baseline, named_anywhere=True,
+                         max_cost_increase=args.max_cost_increase,
                          sarif_category=args.sarif_category)
     try:
         suites, _config, judge = prepare(request, channel)

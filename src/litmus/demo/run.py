@@ -31,6 +31,7 @@ from litmus.load import load_suites, repo_root
 from litmus.pipeline import ConsoleChannel, RunRequest, execute
 from litmus.run.runner import RunOptions
 from litmus.trust import Trust
+from litmus.usage import Price
 from litmus.verdict import FailOn, exit_code
 
 # The demo's judge: two tiers and an escalation band, so the replayed verdicts can show a decided,
@@ -40,6 +41,9 @@ REPLAY = ProviderConfig("replay", "recorded")
 # The login user name is no secret (docs/demo.md): shown in the reports, as `--env-allow` would; the two
 # `secrets.` values stay masked.
 DEMO_TRUST = Trust.local(env_allow=("LITMUS_DEMO_USER",))
+# What litmus.yaml's `pricing:` would say for the demo's assistant (USD per million tokens): the entry is a
+# prefix of the model the API names (demo-assistant-1), as a dated model is priced by its family's entry.
+DEMO_PRICING = {"demo-assistant": Price(input_per_mtok=0.15, output_per_mtok=0.6)}
 
 
 def demo_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -95,7 +99,8 @@ def run_demo(probes: Path, out: Path, fail_on: FailOn, environ: Mapping[str, str
         print(f"demo target: {base_url} (litmus.demo.target)\n", file=stdout)
         # The one run pipeline, from the run on: the demo's suites and judge are its own, not a config's.
         request = RunRequest(paths=[probes], root=repo_root(), out_dir=out, environ=environ,
-                             options=RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST),
+                             options=RunOptions(base_url=base_url, fail_on=fail_on, trust=DEMO_TRUST,
+                                                pricing=DEMO_PRICING),
                              config_args=argparse.Namespace(), sarif_category=sarif_category)
         output = execute(request, ConsoleChannel(console), suites, judge)
     results_path = output.paths.get("results")

@@ -434,14 +434,23 @@ class DemoHandler(MarkupPages, BaseHTTPRequestHandler):
             words = re.findall(r"\S+\s*", reply)
             deltas = [{"role": "assistant", "content": ""}] + [{"content": word} for word in words]
             finish, content = "stop", reply
+        # Tokens counted as words, the way the API reports them: in the reply, or in a last chunk of its own when
+        # the request asks for it (`stream_options.include_usage`).
+        sent = [m for m in messages if isinstance(m, dict)]
+        usage = {"prompt_tokens": sum(len(str(m.get("content") or "").split()) for m in sent),
+                 "completion_tokens": len((content or "").split()) + sum(len(d.get("tool_calls", ())) for d in deltas)}
         if not data.get("stream"):
             self.send_json(200, {"id": "chatcmpl-demo", "object": "chat.completion", "model": CHAT_MODEL, "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]})
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+                "usage": usage})
             return
         chunks = [{"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": CHAT_MODEL,
                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
         chunks.append({"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": CHAT_MODEL,
                        "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if isinstance(data.get("stream_options"), dict) and data["stream_options"].get("include_usage"):
+            chunks.append({"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": CHAT_MODEL,
+                           "choices": [], "usage": usage})
         frames = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks] + [b"data: [DONE]\n\n"]
         self.send_event_stream(frames if cut_after is None else frames[: cut_after + 1], cut=cut_after is not None)
 

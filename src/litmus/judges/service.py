@@ -138,6 +138,7 @@ class JudgeService:
         # that returns after that writes nothing, so an exit right then cannot leave a partial file.
         self._store_lock = threading.Lock()
         self._totals = JudgeTotals()
+        self._calls_by_model: dict[str, tuple[int, int, int]] = {}
         # Why the verdict cache was not used, when the trust policy turned it off.
         self.cache_note: str | None = None
         self._first_start: float | None = None
@@ -288,6 +289,8 @@ class JudgeService:
             self._totals.cached += cached
             self._totals.input_tokens += 0 if cached else completion.input_tokens
             self._totals.output_tokens += 0 if cached else completion.output_tokens
+            if not cached:
+                self._count_call(provider.model, completion.input_tokens, completion.output_tokens)
         if entry is None and live and self.config.use_cache:
             self._store(self._simulations, key, prompt, provider, completion, latency, None)
         if entry is None and live and self.config.record:
@@ -371,6 +374,8 @@ class JudgeService:
         with self._lock:
             self._totals.cached += cached
             self._totals.input_tokens += 0 if cached else embedding.input_tokens
+            if not cached:
+                self._count_call(embedder.model, embedding.input_tokens, 0)
         return embedding, cached
 
     def evaluate_intent(self, suite: Suite, flow_run: FlowRunResult, scenario: Scenario | None,
@@ -463,6 +468,8 @@ class JudgeService:
             self._totals.cached += cached
             self._totals.input_tokens += tokens_in
             self._totals.output_tokens += tokens_out
+            if not cached:
+                self._count_call(provider.model, tokens_in, tokens_out)
         if verdict is not None and entry is None and live and self.config.use_cache:
             self._store(self._verdicts, key, prompt, provider, completion, latency, verdict)
         if self.config.record and live:
@@ -542,6 +549,17 @@ class JudgeService:
         """The API keys of the tiers by variable name: the runner masks them everywhere, like
         `{{ secrets.NAME }}` values."""
         return dict(self._secrets)
+
+    def _count_call(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        """One call made (not cached, not replayed), by model: what the run's judge cost is priced from.
+        Called holding `_lock`."""
+        calls, tokens_in, tokens_out = self._calls_by_model.get(model, (0, 0, 0))
+        self._calls_by_model[model] = (calls + 1, tokens_in + input_tokens, tokens_out + output_tokens)
+
+    def calls_by_model(self) -> dict[str, tuple[int, int, int]]:
+        """model -> (calls, input tokens, output tokens) of the calls this run made (litmus.usage.judge_totals)."""
+        with self._lock:
+            return dict(self._calls_by_model)
 
     def totals(self) -> JudgeTotals:
         with self._lock:

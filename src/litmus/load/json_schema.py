@@ -175,6 +175,14 @@ def _request(*, defaults: bool, override: bool = False) -> dict[str, Any]:
                                                            "again: default for GET, HEAD, OPTIONS, PUT and DELETE "
                                                            "only; true for any method, false for none"},
         "stream": _stream(),
+        "usage": _object({
+            "input_path": {"type": "string", "minLength": 1, "description": "JSONPath to the input tokens"},
+            "output_path": {"type": "string", "minLength": 1, "description": "JSONPath to the output tokens"},
+        }, description="where the response (a stream's document) says how many tokens it used, for APIs whose "
+                       "usage is not OpenAI's or Anthropic's", minProperties=1),
+        "pricing_model": {"type": "string", "minLength": 1,
+                          "description": "the litmus.yaml pricing entry to price this request's tokens with "
+                                         "(default: the response's model)"},
     }
     if defaults or override:
         kept = rules.CONVERSATION_OVERRIDE_KEYS if override else rules.DEFAULTS_KEYS

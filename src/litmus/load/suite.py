@@ -48,6 +48,7 @@ from litmus.model import (
     Suite,
     SuiteJudge,
     Tls,
+    UsagePaths,
 )
 from litmus.templating import TEMPLATE
 from litmus.text import did_you_mean, with_article
@@ -57,7 +58,7 @@ SUITE_KEYS = ("version", "suite", "intent", "pass_threshold", "base_url", "defau
               "context", "flows", "setup", "teardown", "serial", "openapi", "rate_limit")
 BODY_KEYS = ("json", "body", "form", "multipart", "graphql", "body_file")
 REQUEST_KEYS = ("method", "url", "headers", "cookies", "query", *BODY_KEYS, "auth", "tls", "delay_ms",
-                "timeout_ms", "follow_redirects", "stream", "retry_on_429")
+                "timeout_ms", "follow_redirects", "stream", "retry_on_429", "usage", "pricing_model")
 AUTH_KINDS = ("basic", "digest", "bearer")
 TLS_KEYS = ("verify", "ca_file", "client_cert", "client_key")
 # What marks a PEM file that holds a private key (a client_cert file may hold its key too), and one whose key
@@ -66,6 +67,7 @@ PRIVATE_KEY_MARK = b"PRIVATE KEY-----"
 ENCRYPTED_KEY_MARKS = (b"ENCRYPTED PRIVATE KEY-----", b"Proc-Type: 4,ENCRYPTED")
 STREAM_FORMATS = ("sse", "ndjson", "openai", "anthropic")
 STREAM_KEYS = ("format", "text_path", "done")
+USAGE_KEYS = ("input_path", "output_path")
 DEFAULTS_KEYS = ("headers", "cookies", "query", "auth", "tls", "delay_ms", "timeout_ms", "follow_redirects",
                  "retry_on_429")
 RATE_LIMIT_KEYS = ("per_second", "per_minute", "burst")
@@ -684,6 +686,11 @@ class SuiteBuilder:
             values["method"] = method.upper()
             values["url"] = f.take("url", "string", required=True, default="", nonempty=True)
             values["stream"] = self.stream(f)
+            values["usage"] = self.usage_paths(f)
+            if (pricing_model := f.raw("pricing_model")) is not None:
+                self.no_templates(pricing_model, "'pricing_model' names a 'pricing:' entry of litmus.yaml: templates "
+                                                 "are not rendered in it")
+            values["pricing_model"] = f.take("pricing_model", "string", default=None, nonempty=True)
         for name in ("headers", "cookies", "query"):
             given = self.string_map(f, name, allow_lists=name == "query")
             values[name] = {**values.get(name, {}), **given}
@@ -768,6 +775,24 @@ class SuiteBuilder:
             sf.error(sf.raw("done"), problem)
         return Stream(item.pos, sf.field_pos, sf.take("format", "string", default="sse", choices=STREAM_FORMATS),
                       text_path, done)
+
+    def usage_paths(self, f: Fields) -> UsagePaths | None:
+        """`usage: {input_path, output_path}`: JSONPaths giving the tokens the response used."""
+        item = f.raw("usage")
+        if item is None:
+            return None
+        self.no_templates(item, "'usage' is read when the response arrives: templates are not rendered in it")
+        uf = self.fields(item, "'usage'", USAGE_KEYS)
+        if uf is None:
+            return None
+        paths = {}
+        for key in USAGE_KEYS:
+            path = paths[key] = uf.take(key, "string", default=None, nonempty=True)
+            if path and (problem := checks.jsonpath_error(path)):
+                uf.error(uf.raw(key), problem)
+        if not any(paths.values()):
+            uf.error(item, "'usage' needs input_path and/or output_path (JSONPaths into the response)")
+        return UsagePaths(item.pos, uf.field_pos, **paths)
 
     def request_file(self, item: Item, relative: str) -> Path | None:
         """A file a request sends (body_file, multipart), resolved at load; opened again by the same

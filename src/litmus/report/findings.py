@@ -16,6 +16,7 @@ finding, so the identity (suite, flow, step, assertion, scenario) is unique per 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections import Counter
@@ -30,7 +31,9 @@ from litmus.results import (
     MASK,
     WAIT_STATUSES,
     AssertionOutcome,
+    BaselineSummary,
     DecidedBy,
+    FlowComparison,
     FlowRunResult,
     FormPart,
     IntentEvaluation,
@@ -43,6 +46,7 @@ from litmus.results import (
     TlsOptions,
 )
 from litmus.text import clip, count, noun_for
+from litmus.usage import change_text, totals_text
 
 TRANSPORT_ERROR = "transport_error"
 INTENT_EVALUATION = "intent_evaluation"
@@ -294,6 +298,8 @@ def run_verdict(result: RunResult, findings: list[Finding]) -> Verdict:
     if failed:
         return Verdict("failed", f"{failed} of {count(len(suites), 'suite')} failed")
     counted = "" if len(suites) == 1 else "all "
+    if over := verdict.over_cost_limit_text(result):
+        return Verdict("failed", f"{counted}{count(len(suites), 'suite')} passed, {over}")
     if findings:
         return Verdict("passed_with_findings",
                        f"{counted}{count(len(suites), 'suite')} passed with {count(len(findings), 'finding')}")
@@ -454,6 +460,28 @@ def rate_limited_text(step: StepResult) -> str:
         return ""
     waits = ", ".join(f"{wait.status} for {wait.waited_ms:,.0f} ms" for wait in step.rate_limited)
     return f"waited out {waits}, sending the request again after each"
+
+
+def regression_reason(flow: FlowComparison, limit: float | None) -> str:
+    """Why a compared flow regressed: its tokens or cost beyond --max-cost-increase, or its pass rate."""
+    if flow.usage is not None and flow.usage.over_limit:
+        return f"regressed: {change_text(flow.usage, limit)}"
+    return "regressed: the 95% intervals do not overlap"
+
+
+# The flows whose tokens and cost against the baseline a report lists (the rest are counted).
+MAX_USAGE_ROWS = 20
+
+
+def usage_rows(summary: BaselineSummary) -> tuple[list[list[str]], int]:
+    """Each compared flow's tokens and cost against the baseline, as table cells (flow, here, base, change),
+    rises first; and how many more flows were compared than listed."""
+    flows = sorted((flow for flow in summary.flows if flow.usage is not None),
+                   key=lambda flow: -(flow.usage.change_pct if flow.usage.change_pct is not None else math.inf))
+    rows = [[f"{flow.suite} › {flow.flow}", totals_text(flow.usage.here, "step"),
+             totals_text(flow.usage.baseline, "step"), change_text(flow.usage, summary.max_cost_increase)]
+            for flow in flows[:MAX_USAGE_ROWS]]
+    return rows, len(flows) - len(rows)
 
 
 def response_text(step: StepResult) -> str:

@@ -34,6 +34,7 @@ from litmus.report.markup import Markup, esc, join, link, script_json, tag, void
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, run_label, runs_per_flow
 from litmus.text import clip, count
+from litmus.usage import run_totals_line
 from litmus.verdict import skipped_note
 
 BODY_CHARS = 20_000  # response text shown per step (results hold 4 KiB excerpts; this bounds older ones)
@@ -323,6 +324,8 @@ def _header(result: RunResult, options: Options, findings: list[fd.Finding], ver
         parts.append(tag("p", f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} "
                               f"escalated · {totals.needs_review} need review · {totals.input_tokens:,} input + "
                               f"{totals.output_tokens:,} output tokens", class_="facts"))
+    if spent := run_totals_line(result):
+        parts.append(tag("p", spent, class_="facts"))
     return tag("header", *parts)
 
 
@@ -376,7 +379,13 @@ def _baseline(result: RunResult, findings: list[fd.Finding]) -> Markup:
     if regressed:
         parts.append(_table(["Flow", "Pass rate here", "On the base branch", ""],
                             [[f"{flow.suite} › {flow.flow}", fd.rate_text(flow.here), fd.rate_text(flow.baseline),
-                              "regressed: the 95% intervals do not overlap"] for flow in regressed]))
+                              fd.regression_reason(flow, summary.max_cost_increase)] for flow in regressed]))
+    usage, more = fd.usage_rows(summary)
+    if usage:
+        parts.append(tag("h3", "Tokens and cost per flow"))
+        parts.append(_table(["Flow", "Here", "On the base branch", "Change per flow run"], usage))
+        if more:
+            parts.append(tag("p", f"… and {count(more, 'more flow')}.", class_="muted"))
     parts.append(tag("ul", *map(entry, new)) if new else tag("p", "No new findings.", class_="muted"))
     if summary.fixed_findings:
         parts.append(tag("h3", f"Fixed ({len(summary.fixed_findings)})"))

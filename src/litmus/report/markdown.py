@@ -25,6 +25,7 @@ from litmus.report.markdown_text import cell, code, fenced, link, prose
 from litmus.report.options import Options, probe_url
 from litmus.results import RunResult, StepResult, SuiteResult
 from litmus.text import clip, count
+from litmus.usage import run_totals_line
 from litmus.verdict import skipped_note
 
 MARKER = "<!-- litmus-report -->"
@@ -124,7 +125,16 @@ def _sections(result: RunResult, findings: list[fd.Finding]) -> list[Section]:
     if regressed:
         rows = ["", "| Flow | Pass rate here | On the base branch | |", "|---|---|---|---|"]
         rows += [f"| {cell(flow.suite)} › {cell(flow.flow)} | {fd.rate_text(flow.here)} | "
-                 f"{fd.rate_text(flow.baseline)} | regressed: the 95% intervals do not overlap |" for flow in regressed]
+                 f"{fd.rate_text(flow.baseline)} | {fd.regression_reason(flow, summary.max_cost_increase)} |"
+                 for flow in regressed]
+        opening += "\n".join(rows) + "\n"
+    usage, more = fd.usage_rows(summary)
+    if usage:
+        rows = ["", "**Tokens and cost per flow** (here · on the base branch · change per flow run):", "",
+                "| Flow | Here | On the base branch | Change |", "|---|---|---|---|"]
+        # Only the flow's name is the probe's text; the figures are Litmus's own.
+        rows += [f"| {cell(name)} | {here} | {base} | {change} |" for name, here, base, change in usage]
+        rows += [f"\n… and {count(more, 'more flow')}."] if more else []
         opening += "\n".join(rows) + "\n"
     if not new and not regressed:
         opening += "\nNothing: every finding below was failing on the base branch already.\n"
@@ -200,6 +210,8 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
             yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
                    f"{totals.needs_review} need review · {totals.input_tokens:,} input + {totals.output_tokens:,} "
                    "output tokens")
+        if spent := run_totals_line(result):
+            yield spent
     if not findings:
         yield "No findings: every evaluated assertion passed."
 

@@ -59,6 +59,8 @@ _RULE_NAMES = {
     "redirects": "UnexpectedRedirectCount",
     "python": "PythonCheckFailed",
     "tool_calls": "ToolCallMismatch",
+    "tokens": "TooManyTokens",
+    "cost": "CostTooHigh",
     "llm_rubric": "RubricNotMet",
     "tone": "WrongTone",
     "factual": "FactualError",

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from litmus import assertions
+from litmus import assertions, usage
 from litmus.assertions._common import bounded, errored, not_judged, outcome
 from litmus.assertions.base import EvalContext
 from litmus.assertions.cookie import protected_values as protected_cookie_values
@@ -59,6 +59,7 @@ from litmus.run.redact import MASK, SENSITIVE_HEADERS, Redactor, encodings
 from litmus.run.stream import StreamedResponse
 from litmus.templating import Renderer, TemplateError, references
 from litmus.trust import Trust, origin
+from litmus.usage import Price
 from litmus.verdict import NOT_PASSED, decide_flow_run
 
 # Bodies in results are excerpts: enough to debug, small enough for a PR comment's source.
@@ -122,6 +123,8 @@ class RunEnvironment:
     secret_names: dict[int, tuple[Step, tuple[str, ...]]] = field(default_factory=dict)
     # The run's one rate limiter (litmus.run.rate), shared by every suite.
     limiter: RateLimiter = field(default_factory=RateLimiter)
+    # litmus.yaml's `pricing:`: prices each step's reported tokens (litmus.usage).
+    pricing: Mapping[str, Price] = field(default_factory=dict)
 
 
 def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
@@ -140,6 +143,7 @@ def run_flow(planned: PlannedRun, env: RunEnvironment) -> FlowRunResult:
         scenario=planned.scenario.id if planned.scenario else None,
         intent_evaluation=IntentEvaluation(status="error", method="deterministic", reason="not evaluated"),
         steps=steps, transcript=history.transcript if history else None,
+        usage=usage.total(step.usage for step in steps),
     )
     if history is not None:
         flow_run.conversation_assertions = _transcript_outcomes(planned, env, history, variables)
@@ -304,12 +308,13 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
                 result.generated = dict(generated)
                 return result, f"step '{step.name}': {message}"
         seen = {**variables, **extracted}
+        metered = usage.meter(response, step.request, env.pricing)
         ctx = EvalContext(
             response=checked, suite=planned.suite, variables=seen, scenario=planned.scenario,
             # Assertions may use their own step's extractions, as the loader allows.
             render=renderer.seeing(seen).render, redact=env.redactor.redact, judge=env.judge,
             run_index=planned.run_index, deadline=deadline, trust=env.trust, python_worker=env.python_worker,
-            finding_ids=finding_ids, request=prepared,
+            finding_ids=finding_ids, request=prepared, metered=metered, pricing=env.pricing,
         )
         deterministic = {
             i: evaluate_isolated(a, ctx) for i, a in enumerate(step.assertions)
@@ -331,7 +336,7 @@ def _run_step(step: Step, planned: PlannedRun, env: RunEnvironment, renderer: Re
         response=_response_excerpt(response), attempts=attempt, transport_retries=transport_retries,
         rate_limited=waits, error=extract_error,
         extracted={k: bounded(v) for k, v in extracted.items()}, assertions=outcomes,
-        stream=_stream_record(response),
+        stream=_stream_record(response), usage=metered.usage,
         generated=dict(generated), graphql_errors=_graphql_errors(response) if step.request.graphql else None,
         warnings=list(dict.fromkeys(ctx.warnings)),
     )

@@ -85,7 +85,7 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.DecisionsSummary: ("sources", "applied"),
     # The baseline comparison (`litmus.compare`): identities, states, counts, names from the probe.
     results.Mismatch: ("baseline",),
-    results.BaselineSummary: ("new", "unchanged", "fixed", "regressed"),
+    results.BaselineSummary: ("new", "unchanged", "fixed", "regressed", "max_cost_increase"),
     results.FixedFinding: ("id", "suite", "flow", "scenario", "step", "label", "line"),
     results.FlowComparison: ("flow_id", "suite", "flow", "verdict"),
     results.PassRate: ("passed", "total", "rate", "low", "high"),
@@ -104,6 +104,10 @@ STRUCTURE: dict[type, frozenset[str]] = {cls: frozenset(names) for cls, names in
     results.JudgeTier: ("provider", "model", "score", "latency_ms", "input_tokens", "output_tokens", "cached"),
     # OpenAPI coverage: the spec's path (named by the probe) and its operations ("GET /orders/{id}"), counts.
     results.OpenAPICoverage: ("spec", "operations", "exercised", "missing"),
+    # Token counts and costs; the price key is litmus.yaml's (the model is the response's: free text).
+    results.Usage: ("input_tokens", "output_tokens", "source", "price_key", "cost_usd"),
+    results.UsageTotals: ("input_tokens", "output_tokens", "cost_usd", "count", "unpriced"),
+    results.UsageChange: ("measure", "change_pct", "over_limit"),
 }.items()}
 # The free text, for the record: what the walk masks.
 FREE_TEXT: dict[type, tuple[str, ...]] = {
@@ -127,6 +131,7 @@ FREE_TEXT: dict[type, tuple[str, ...]] = {
     results.JudgedReply: ("text",),
     results.DecidedBy: ("reason",),
     results.DecisionNote: ("why",),
+    results.Usage: ("model",),
 }
 # Mappings whose keys are names (header names, the probe's variable names) and values free text.
 _NAMED_VALUES = frozenset({"headers", "extracted"})

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from litmus import __version__
+from litmus import __version__, usage
 from litmus.assertions.python_worker import PythonWorker
 from litmus.deadline import Deadline
 from litmus.load.data_rows import scenarios as scenarios_of
@@ -35,6 +35,7 @@ from litmus.results import (
     RunResult,
     SuiteResult,
     Tool,
+    Totals,
 )
 from litmus.run.flow import PlannedRun, RunEnvironment, run_flow
 from litmus.run.http import DEFAULT_MAX_BODY_BYTES, HttpClient
@@ -44,6 +45,7 @@ from litmus.run.signals import GRACE_S
 from litmus.run.suite_run import TEARDOWN_GRACE_S, SuiteRunResult, run_suite
 from litmus.templating import references
 from litmus.trust import Trust, origin
+from litmus.usage import Price
 from litmus.verdict import FailOn, decide_run, decide_suite, stamp
 
 
@@ -77,6 +79,8 @@ class RunOptions:
     trust: Trust = field(default_factory=Trust.local)
     # --rate-limit: requests per second to each origin, whatever the suites say (the stricter wins).
     rate_limit: float | None = None
+    # litmus.yaml's `pricing:` (the base commit's in an untrusted run): model -> USD per million tokens.
+    pricing: Mapping[str, Price] = field(default_factory=dict)
 
 
 @dataclass
@@ -170,7 +174,7 @@ def run_suites(
                          judge_disabled=options.judge_disabled, run_vars=options.run_vars,
                          suite_base_urls=options.suite_base_urls, trust=options.trust,
                          python_worker=PythonWorker(environ, options.trust.env_allow),
-                         limiter=_limiter(selected, options))
+                         limiter=_limiter(selected, options), pricing=options.pricing)
     try:
         results, suite_runs = _run_all(selected, options, keep, env, total, emit)
     finally:
@@ -183,6 +187,8 @@ def run_suites(
         tool=Tool(name="litmus", version=__version__),
         judge=_judge_totals(judge),
         suites=suite_results,
+        totals=Totals(target=usage.target_totals(suite_results),
+                      judge=usage.judge_totals(getattr(judge, "calls_by_model", dict)(), options.pricing)),
     )
     result.run.interrupted = options.stop.is_set()
     decide_run(result)
