@@ -122,17 +122,9 @@ class EscalationConfig:
 
 
 @dataclass(frozen=True)
-class JudgeConfig:
-    provider: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    token_env: str | None = None
-    deployment: str | None = None
-    api_version: str | None = None
-    region: str | None = None
-    project: str | None = None
-    location: str | None = None
+class JudgeConfig(ProviderConfig):
+    """The first tier's fields (ProviderConfig's), then the settings of the judge as a whole."""
+
     threshold: float = 75
     concurrency: int = 8
     max_calls: int = 1000
