@@ -25,7 +25,7 @@ def test_sarif_within_code_scanning_caps(huge):
     assert len(run["results"]) == 5_000  # GitHub shows the top 5,000 per run; rejects over 25,000
     assert len(gzip.compress(text.encode("utf-8"))) < 10_000_000
     note = run["invocations"][0]["toolExecutionNotifications"][0]
-    assert note["level"] == "note" and note["message"]["text"].startswith("25000 of 30000 findings were left out")
+    assert note["level"] == "note" and note["message"]["text"].startswith("25000 of 30000 results were left out")
     assert run["properties"]["litmus"]["omittedResults"] == 25_000
     # Deterministic: the first 5,000 in file order (all are errors here).
     assert run["results"][0]["properties"]["litmus"]["step"] == "step 0"
