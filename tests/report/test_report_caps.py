@@ -40,6 +40,25 @@ def test_sarif_keeps_errors_before_warnings(huge):
     assert all(r["level"] == "error" for r in run["results"])
 
 
+def test_sarif_keeps_findings_before_step_warnings():
+    """Step warnings decide nothing: when results must be cut, they go before any finding does, even a
+    `warning`-level one, and the first in file order are kept."""
+    result = many_failures(200)
+    steps = result.suites[0].flow_runs[0].steps
+    for step in steps:
+        step.warnings = [f"request does not conform to GET /items in api/items.yaml: problem {i}" for i in range(5)]
+    for outcome in steps[0].assertions:
+        outcome.status = "error"  # warning-level findings, first in file order
+    run = json.loads(render("sarif", result, max_results=250))["runs"][0]
+    kinds = [r["ruleId"] == "request_nonconforming" for r in run["results"]]
+    assert kinds == [False] * 200 + [True] * 50
+    assert [r["level"] for r in run["results"][:10]] == ["warning"] * 10  # the findings keep their file order
+    assert run["results"][200]["message"]["text"].startswith("Request does not conform to GET /items in "
+                                                             "api/items.yaml: problem 0. In Huge › big flow › step 0.")
+    assert run["properties"]["litmus"] == {"verdict": "failed", "findings": 200, "warnings": 100,
+                                           "omittedResults": 50}
+
+
 def test_comment_within_65536_characters_and_says_how_many_more(huge):
     comment = render("markdown", huge)
     assert len(comment) <= COMMENT_LIMIT

@@ -67,8 +67,8 @@ def test_a_run_with_only_warnings_passes_and_every_report_shows_them_masked(tmp_
     # Every output says passed; the secret the warning quoted is in none of them.
     for name, text in out.items():
         assert SECRET not in text, name
-    assert SECRET not in terminal
-    assert "## ✅ Litmus: 1 suite passed\n" in out["comment.md"]
+    assert SECRET not in terminal and "PASSED: 1 of 1 suite passed" in terminal
+    assert all("## ✅ Litmus: 1 suite passed\n" in out[name] for name in ("comment.md", "summary.md"))
     assert "<title>Litmus: 1 suite passed</title>" in out["report.html"]
     junit = ET.fromstring(out["junit.xml"])
     assert junit.get("failures") == "0" and junit.get("errors") == "0"
