@@ -266,7 +266,7 @@ def _human_decisions(result: RunResult) -> str:
 
 
 # Step warnings listed in the comment and the summary before "and N more": they decide nothing, so they
-# take a bounded share of the page whatever their number (report.html lists every one).
+# take a bounded share of the page whatever their number (report.html lists 2,000, results.json all).
 MAX_WARNINGS = 10
 WARNING_CHARS = 300
 
