@@ -277,7 +277,8 @@ def _warnings(result: RunResult, options: Options, warnings: list[fd.StepWarning
     for warning in warnings[:MAX_WARNINGS]:
         where = link(code(warning.location), probe_url(result, options, warning.suite.file, warning.step.line))
         runs = f", {prose(warning.runs_text())}" if warning.runs_text() else ""
-        lines.append(f"- ⚠️ {where} {prose(warning.where)}{runs}: {prose(clip(warning.text, WARNING_CHARS))}")
+        lines.append(f"- ⚠️ {where} {prose(clip(warning.where, WARNING_CHARS))}{runs}: "
+                     f"{prose(clip(warning.text, WARNING_CHARS))}")
     if len(warnings) > MAX_WARNINGS:
         lines.append(f"- and {len(warnings) - MAX_WARNINGS} more in `report.html` and `results.json`")
     return "\n".join(lines)
