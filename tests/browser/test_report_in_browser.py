@@ -83,6 +83,26 @@ def test_filtering_to_failed_shows_exactly_the_failing_findings(page, result):
     assert page.console_errors() == []
 
 
+def test_step_warnings_are_counted_on_the_suite_and_listed_whatever_the_filters(page, result):
+    """The suite card counts its warnings and links to the list; the list stays shown when the chips hide
+    every finding (warnings are not findings: no filter is about them), and the failing step's exchange
+    shows its warning."""
+    page.open(render("html", result))
+    card = page.driver.find_element(By.XPATH, "//div[@class='suite-card'][.//h3[.='Users API']]")
+    card.find_element(By.LINK_TEXT, "1 warning").click()
+    listed = page.driver.find_element(By.CSS_SELECTOR, "#warnings li")
+    assert listed.is_displayed() and listed.text.startswith("probes/users api.yaml:10 Users API › List users › list:")
+    assert page.js("return window.location.hash") == "#warnings"
+    for status in ("failed", "error", "needs_review"):
+        click_chip(page, status)
+    assert visible_findings(page) == [] and listed.is_displayed()
+    open_everything(page)
+    exchanges = page.js("return Array.from(document.querySelectorAll('details.exchange'))"
+                        ".map(e => e.innerText).filter(t => t.includes('Warnings (they do not change the verdict)'))")
+    assert len(exchanges) == 1 and "query parameter 'limit': expected at most 100, got integer 500" in exchanges[0]
+    assert page.console_errors() == []
+
+
 def test_suite_filter_and_search_narrow_the_findings(page, result):
     page.open(render("html", result))
     everything = visible_findings(page)
@@ -234,8 +254,9 @@ def finding_state(page, anchor: str) -> dict:
     return page.js("""
         const el = document.getElementById(arguments[0]);
         const box = el.getBoundingClientRect();
+        // Layout is in fractions of a pixel: scrolled to, an element's top can be -0.16.
         return {open: el.open, shown: el.offsetParent !== null,
-                inView: box.top >= 0 && box.top < window.innerHeight};
+                inView: box.top > -1 && box.top < window.innerHeight};
     """, anchor)
 
 

@@ -182,6 +182,69 @@ def test_vars_input_sets_run_variables(workspace, fake_github):
     assert code == 2 and "input 'vars'" in stdout
 
 
+@pytest.mark.timing  # the spacing of requests is measured; a lenient bound
+def test_the_rate_limit_input_spaces_the_requests_to_the_target(workspace, fake_github):
+    """`rate-limit: 5` holds a run of 6 requests to one origin to at least 5 intervals of 200 ms (measured
+    when the target got them, so with a lenient bound); without the input the same run is not held."""
+    import time
+
+    from support.target import Target
+
+    shutil.rmtree(workspace / "probes")
+    (workspace / "probes").mkdir()
+    (workspace / "probes" / "limited.yaml").write_text(
+        "version: 1\nsuite: Limited\nflows: [{name: f, runs: 6, steps: [{name: s, request: {url: /limited}, "
+        "assertions: [{type: status_code, expected: 200}]}]}]\n")
+    for given, held in (("5", True), ("", False)):
+        with Target() as server:
+            arrivals: list[float] = []
+            server.route("/limited",
+                         lambda req, arrivals=arrivals: arrivals.append(time.monotonic()) or (200, {}, b"ok"))
+            code, _, outputs = action(workspace, fake_github.base_url, base_url=server.base_url, comment="false",
+                                      check_run="false", annotations="none", rate_limit=given)
+        assert code == 0 and outputs["verdict"] == "passed", outputs
+        assert len(arrivals) == 6
+        span = arrivals[-1] - arrivals[0]
+        assert (span >= 5 / 5 - 0.2) if held else (span < 0.8), (given, span)
+
+
+def test_a_rate_limit_input_that_is_not_a_rate_is_an_error_naming_it(workspace, fake_github):
+    for hostile in ("0", "-3", "nan", "inf", "fast", "100001"):
+        code, stdout, outputs = action(workspace, fake_github.base_url, base_url="http://127.0.0.1:9",
+                                       rate_limit=hostile)
+        assert code == 2 and outputs == {}, hostile
+        assert f"::error title=Litmus::input 'rate-limit': expected a number above 0 to 100,000, got {hostile!r}" \
+            in stdout
+        assert not (workspace / "litmus-report").exists()
+
+
+def test_a_run_whose_only_problems_are_step_warnings_passes_everywhere_and_shows_them(workspace, fake_github):
+    """A probe request that does not conform to its OpenAPI operation is a warning: exit 0, the verdict output,
+    the check run and the comment all say passed, and the comment lists the warning."""
+    from support.target import Target
+
+    shutil.rmtree(workspace / "probes")
+    (workspace / "probes").mkdir()
+    (workspace / "api").mkdir()
+    (workspace / "api" / "users.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: Users, version: '1'}\npaths:\n  /users:\n    get:\n      parameters:\n"
+        "        - {name: limit, in: query, schema: {type: integer, maximum: 100}}\n"
+        "      responses: {'200': {description: users}}\n")
+    (workspace / "probes" / "users.yaml").write_text(
+        "version: 1\nsuite: Users\nopenapi: ../api/users.yaml\nflows: [{name: list, steps: [{name: many, "
+        "request: {url: /users?limit=500}, assertions: [{type: openapi}]}]}]\n")
+    with Target() as server:
+        server.text("/users", "")
+        code, stdout, outputs = action(workspace, fake_github.base_url, base_url=server.base_url,
+                                       fail_on="assertion", annotations="all")
+    assert code == 0 and outputs["verdict"] == "passed", stdout
+    (check,) = fake_github.state.check_runs.values()
+    assert check["conclusion"] == "success"
+    (comment,) = fake_github.state.comments[(REPO, 42)]
+    assert "## ✅ Litmus: 1 suite passed\n" in comment["body"] and "### Warnings (1)\n" in comment["body"]
+    assert "query parameter \\'limit\\'\\: expected at most 100\\, got integer 500" in comment["body"]
+
+
 def test_the_sarif_category_input_names_the_sarif_run(target, workspace, fake_github):
     code, _, outputs = action(workspace, fake_github.base_url, base_url=target, comment="false", check_run="false",
                               sarif_category="litmus-staging")

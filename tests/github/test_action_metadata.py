@@ -40,7 +40,7 @@ def test_action_yml_declares_the_documented_interface():
         "fail-on", "comment", "annotations", "changed-only", "shard", "output-dir", "wait-for", "wait-timeout",
         "github-token", "check-run", "merge", "vars", "baseline", "baseline-url", "baseline-artifact",
         "allow-fork-code", "env-allow", "allowed-origins", "deployment-hosts", "sarif-category", "results-workflow",
-        "results-artifact", "max-cost-increase",
+        "results-artifact", "max-cost-increase", "rate-limit",
     } == set(inputs)
     assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in inputs)  # kebab-case
     assert all(spec["description"] and "default" in spec for spec in inputs.values())

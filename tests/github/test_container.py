@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from litmus.github.comment import MARKER
 from support.checkout import trusted_checkout
 from support.fake_github import FakeGitHub, parse_output_file
 from support.fake_judge import API_KEY, FakeJudge
+from support.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "workspace"
@@ -303,3 +305,29 @@ def test_bad_input_is_an_error_annotation(entrypoint, services, tmp_path):
     assert run.code == 2
     assert commands(run.stdout, "error") == [
         "::error title=Litmus::input 'shard' must be K/N with 1 <= K <= N, e.g. 2/4; got '5/4'"]
+
+
+@pytest.mark.timing  # the spacing of requests is measured; a lenient bound
+def test_the_rate_limit_input_spaces_the_requests_the_image_sends(entrypoint, tmp_path):
+    """`rate-limit: 4` through the image's entrypoint: 5 requests to one origin take at least 4 intervals of
+    250 ms (measured when the target got them, so with a lenient bound); `0` is an error naming the input."""
+    workspace = make_workspace(tmp_path)
+    shutil.rmtree(workspace / "probes")
+    (workspace / "probes").mkdir()
+    (workspace / "probes" / "limited.yaml").write_text(
+        "version: 1\nsuite: Limited\nflows: [{name: f, runs: 5, steps: [{name: s, request: {url: /limited}, "
+        "assertions: [{type: status_code, expected: 200}]}]}]\n")
+    arrivals: list[float] = []
+    with Target() as server, FakeGitHub() as gh:
+        server.route("/limited", lambda req: arrivals.append(time.monotonic()) or (200, {}, b"ok"))
+        run = run_action(entrypoint, workspace, gh, event=EVENTS / "push.json", event_name="push",
+                         inputs={"base-url": server.base_url, "rate-limit": "4"})
+        refused = run_action(entrypoint, workspace, gh, event=EVENTS / "push.json", event_name="push",
+                             inputs={"base-url": server.base_url, "rate-limit": "0"})
+    assert run.code == 0 and run.outputs["verdict"] == "passed", run.stdout
+    assert len(arrivals) == 5 and arrivals[-1] - arrivals[0] >= 4 / 4 - 0.2, arrivals
+    assert refused.code == 2 and commands(refused.stdout, "error") == [
+        "::error title=Litmus::input 'rate-limit': expected a number above 0 to 100,000, got '0' (requests per "
+        "second to each origin)"]
+    assert len(arrivals) == 5  # the refused run sent nothing
+

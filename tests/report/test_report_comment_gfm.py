@@ -70,6 +70,7 @@ def hostile(result):
         for step in flow_run.steps:
             step.name = f"step {HOSTILE}"
             step.error = step.error and f"error {HOSTILE}"
+            step.warnings = [f"warning {HOSTILE}"]
             if step.request:
                 step.request.url += f"?q={HOSTILE}"
                 step.request.body = f"body {HOSTILE}"
@@ -93,6 +94,7 @@ def test_comment_structure_as_github_renders_it(result, untrusted):
     parsed = structure(html)
     if untrusted:
         assert "&lt;script&gt;" in html and "@octocat" in html  # shown, as text, inside code
+        assert "<h3>Warnings (3)</h3>" in html and "warning a | b &lt;/details&gt; &lt;script&gt;" in html
     # <details> balanced and never closed before it opened (no body can close ours).
     assert parsed.depth == 0 and parsed.min_depth == 0
     assert html.count("<details>") == comment.count("<details><summary>")

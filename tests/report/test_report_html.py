@@ -60,6 +60,21 @@ def test_self_contained_and_inert(result):
     assert "@media print" in html and "prefers-color-scheme: dark" in html
 
 
+def test_a_step_warning_is_text_wherever_it_is_shown(result):
+    """A warning quotes what the request sent (a probe a pull request wrote): in the list and on the step's
+    exchange it is escaped text, never markup."""
+    step = result.suites[1].flow_runs[0].steps[0]
+    step.warnings = ["request does not conform to GET /users in api/openapi.yaml: query parameter 'q': "
+                     "expected integer, got string \"<img src=x onerror=alert(1)></ul></section><script>alert(2)\""]
+    html = render("html", result)
+    tags = parse(html).tags
+    assert [t for t, _ in tags if t == "script"] == ["script", "script"]
+    assert not [t for t, _ in tags if t == "img"] and not any(name.startswith("on") for _, a in tags for name in a)
+    shown = "&lt;img src=x onerror=alert(1)&gt;&lt;/ul&gt;&lt;/section&gt;&lt;script&gt;alert(2)"
+    assert html.count(shown) == 2  # the Warnings section and the failing step's exchange
+    assert html.index('id="findings"') < html.index('id="warnings"') < html.index('id="flows"')
+
+
 def test_the_scripts_json_cannot_close_the_script():
     hostile = {"name": "</script><script>alert(1)</script><!--"}
     text = script_json(hostile)

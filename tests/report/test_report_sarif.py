@@ -55,7 +55,9 @@ def test_one_result_per_finding_with_documented_levels(result):
     by_rule = {}
     for res in run["results"]:
         by_rule.setdefault(res["ruleId"], []).append(res)
-    assert len(run["results"]) == len(collect(result)) == 8
+    # Every finding, then the step warning (a request that does not conform to its OpenAPI operation).
+    assert len(run["results"]) == len(collect(result)) + 1 == 9
+    assert [r["level"] for r in by_rule["request_nonconforming"]] == ["warning"]
     assert [r["level"] for r in by_rule["transport_error"]] == ["error"]
     assert [r["level"] for r in by_rule["needs_review"]] == ["warning"]
     assert [r["level"] for r in by_rule["json_path"]] == ["error", "warning"]  # failed; could not be evaluated

@@ -78,6 +78,7 @@ from litmus.pipeline import Baseline, RunRefused, RunRequest, execute, prepare
 from litmus.pipeline import write_outputs as write_reports
 from litmus.report.options import check_sarif_category
 from litmus.results import DEFAULT_OUT, OutputError, ResultsError, RunResult, check_output_dir, load_results
+from litmus.run.rate import parse_rate_limit
 from litmus.run.runner import RunOptions
 from litmus.run.signals import StopOnSignals, exit_abandoning
 from litmus.text import count
@@ -140,6 +141,8 @@ class ActionInputs:
     # The comment commands (`issue_comment`): whose runs' results artifact they decide on.
     results_workflow: str = ""
     results_artifact: str = "litmus-report"
+    # Requests per second to each origin for the whole run (`--rate-limit`); None: only the suites' limits.
+    rate_limit: float | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -174,6 +177,7 @@ class ActionInputs:
             results_workflow=_workflow_file(read_input(environ, "results-workflow")),
             results_artifact=read_input(environ, "results-artifact", "litmus-report"),
             max_cost_increase=_max_cost_increase(read_input(environ, "max-cost-increase")),
+            rate_limit=_rate_limit(read_input(environ, "rate-limit")),
         )
         if inputs.max_cost_increase is not None and not (inputs.baseline or inputs.baseline_url):
             raise InputError("input 'max-cost-increase' compares with a baseline: set 'baseline: artifact' or "
@@ -237,6 +241,13 @@ def _max_cost_increase(text: str) -> float | None:
         return parse_number(text, whole=False, low=0, high=MAX_COST_INCREASE, unit="percent")
     except ValueError as exc:
         raise InputError(f"input 'max-cost-increase': {exc}") from None
+
+
+def _rate_limit(text: str) -> float | None:
+    try:
+        return parse_rate_limit(text) if text else None
+    except ValueError as exc:
+        raise InputError(f"input 'rate-limit': {exc} (requests per second to each origin)") from None
 
 
 def _seconds(text: str) -> float:
@@ -435,7 +446,8 @@ class _Action:
             self.out.warning(f"Litmus: deployment_status is {state!r}, not 'success': the deployment may not be "
                              "live (add `if: github.event.deployment_status.state == 'success'` to the job)")
         options = RunOptions(base_url=base_url or None, shard=inputs.shard, fail_on=inputs.fail_on, stop=self.stop,
-                             abort=self.abort, run_vars=dict(inputs.run_vars), trust=self.trust)
+                             abort=self.abort, run_vars=dict(inputs.run_vars), trust=self.trust,
+                             rate_limit=inputs.rate_limit)
         links = {"repository": self.ctx.repository or None, "server_url": self.ctx.server_url,
                  "sha": self.ctx.head_sha() or None}
         request = RunRequest(

@@ -54,9 +54,9 @@ from litmus.errors import ProbeError, render_diagnostics
 from litmus.load import repo_root
 from litmus.load.run_vars import base_url_override, run_vars
 from litmus.numbers import number_argument as _number
-from litmus.numbers import parse_number
 from litmus.report.options import add_sarif_category_argument
 from litmus.results import DEFAULT_OUT, ResultsError, load_results
+from litmus.run.rate import RATE_LIMIT_BOUNDS, parse_rate_limit
 from litmus.trust import Trust, never_resolves
 
 if TYPE_CHECKING:
@@ -69,8 +69,6 @@ MAX_CONCURRENCY = 1_000
 MAX_TIMEOUT_MS = 6 * 3600 * 1000
 MAX_BODY_BYTES = 1024 ** 3
 MAX_TRANSPORT_RETRIES = 100
-# Requests per second to one origin: beyond this a limit limits nothing a run could send.
-MAX_RATE_LIMIT = 100_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -128,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "a failed assertion is never retried (use a step's retry: for polling). "
                              "Without it too, an idempotent request that met a pooled connection the server had "
                              "closed is sent once more on a new one")
-    parser.add_argument("--rate-limit", type=_number(whole=False, low=0, above_low=True, high=MAX_RATE_LIMIT),
+    parser.add_argument("--rate-limit", type=_number(**RATE_LIMIT_BOUNDS),
                         metavar="N",
                         help="send at most N requests per second to each origin (scheme://host:port), every suite "
                              "together; a suite's rate_limit: for an origin also holds, the stricter wins "
@@ -205,7 +203,7 @@ def _rate_limit(environ) -> float | None:
     if not text:
         return None
     try:
-        return parse_number(text, whole=False, low=0, above_low=True, high=MAX_RATE_LIMIT)
+        return parse_rate_limit(text)
     except ValueError as exc:
         raise ValueError(f"LITMUS_RATE_LIMIT: {exc}") from None
 

@@ -157,11 +157,72 @@ class Finding:
         return self._judged.decided_by if self._judged else None
 
     def runs_text(self) -> str:
-        """"2 of 3 runs (runs 1, 3)": people count runs from 1; `run_index` is 0-based data."""
-        if self.total_runs <= 1:
-            return ""
-        listed = ", ".join(str(i + 1) for i in self.runs)
-        return f"{len(self.runs)} of {self.total_runs} runs ({noun_for(len(self.runs), 'run')} {listed})"
+        return runs_text(self.runs, self.total_runs)
+
+
+def runs_text(runs: list[int], total_runs: int) -> str:
+    """"2 of 3 runs (runs 1, 3)": people count runs from 1; `run_index` is 0-based data."""
+    if total_runs <= 1:
+        return ""
+    listed = ", ".join(str(i + 1) for i in runs)
+    return f"{len(runs)} of {total_runs} runs ({noun_for(len(runs), 'run')} {listed})"
+
+
+# The SARIF rule of a step warning, and the finding-key part that tells warnings from checked things.
+WARNING_RULE = "request_nonconforming"
+_WARNING_PART = "warning"
+
+
+@dataclass
+class StepWarning:
+    """A warning recorded on a step (`StepResult.warnings`: a request that does not conform to its OpenAPI
+    operation). Worth a look, never a finding: it decides nothing. The same text on one step of one flow and
+    scenario in several runs is one warning listing the runs, as a finding is."""
+
+    suite: SuiteResult
+    flow_run: FlowRunResult  # the first run it was recorded in
+    step: StepResult
+    text: str
+    key: str  # suite, flow, scenario, step and the text: never line numbers
+    runs: list[int] = field(default_factory=list)
+    total_runs: int = 0
+
+    @property
+    def fingerprint(self) -> str:
+        return identity.fingerprint(self.key)
+
+    @property
+    def where(self) -> str:
+        parts = [self.suite.name, self.flow_run.flow, self.step.name]
+        return " › ".join(parts) + (f" [{self.flow_run.scenario}]" if self.flow_run.scenario else "")
+
+    @property
+    def location(self) -> str:
+        return f"{self.suite.file}:{self.step.line}"
+
+    def runs_text(self) -> str:
+        return runs_text(self.runs, self.total_runs)
+
+
+def step_warnings(suites: list[SuiteResult]) -> list[StepWarning]:
+    """Every step warning of the suites, in document order (flow runs, then setup, then teardown), runs of
+    one flow and scenario folded into one."""
+    found: dict[str, StepWarning] = {}
+    for suite in suites:
+        runs_per = Counter((run.flow, run.scenario) for run in suite.flow_runs)
+        for flow_run in [*suite.flow_runs, *verdict.phase_runs(suite)]:
+            for step in flow_run.steps:
+                for text in step.warnings:
+                    key = identity.report_key(
+                        identity.finding_key(suite.name, flow_run.flow, flow_run.scenario, step.name, _WARNING_PART),
+                        text)
+                    warning = found.get(key)
+                    if warning is None:
+                        warning = found[key] = StepWarning(suite, flow_run, step, text, key,
+                                                           total_runs=runs_per[flow_run.flow, flow_run.scenario])
+                    if flow_run.run_index not in warning.runs:  # steps of one name in a run: one warning
+                        warning.runs.append(flow_run.run_index)
+    return list(found.values())
 
 
 def decide_commands(finding_id: str) -> tuple[str, str]:

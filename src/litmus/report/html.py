@@ -6,7 +6,9 @@ then the **findings first**, grouped by suite and flow (failing suites first, wo
 expandable with its mismatch table, judge tiers and reason; the request, the response (JSON
 pretty-printed, the failing paths highlighted, bounded) and the curl are shown once per step, not
 once per finding. Then plots per flow (runs x steps status grid, latency strips with the
-`response_time` limit, judge scores against the threshold) and every outcome in one table.
+`response_time` limit, judge scores against the threshold) and every outcome in one table. Step
+warnings (which decide nothing) are counted in the header and on their suite's card, listed after the
+findings, and shown with the exchange of a step that has findings.
 
 Every finding has an anchor, its results.json `id` (`report.html#<id>`), and a visible link to it;
 opening such a URL scrolls to the finding and expands it. Findings past FINDINGS_SHOWN are data for
@@ -43,6 +45,8 @@ JSON_NODES = 2_000  # nodes of a pretty-printed body; the rest is summarised
 # tell the story. The others are listed by their summary and location only (still searched and linked);
 # results.json and junit.xml hold all their details.
 FINDINGS_SHOWN = 2_000
+# Step warnings listed: they decide nothing, so past these the rest are counted (results.json holds them all).
+WARNINGS_SHOWN = 2_000
 CHIPS = ("failed", "error", "needs_review", "skipped", "passed")
 # A finding's kind as the status a filter chip selects: "no response" is an error of the step.
 CHIP_OF = {"failed": "failed", "transport_error": "error", "error": "error", "needs_review": "needs_review"}
@@ -271,14 +275,16 @@ SCRIPT = r"""
 def render(result: RunResult, **options) -> str:
     opts = Options(**options)
     findings = fd.reading_order(fd.collect(result))
+    warnings = fd.step_warnings(result.suites)
     verdict = fd.run_verdict(result, findings)
     body = join([
         plots.symbols(),
-        _header(result, opts, findings, verdict),
-        _suites(result, opts, findings),
+        _header(result, opts, findings, warnings, verdict),
+        _suites(result, opts, findings, warnings),
         _baseline(result, findings),
         _human_decisions(result),
         _findings(result, opts, findings),
+        _warnings(result, opts, warnings),
         _flows(result),
         _outcomes(result),
     ])
@@ -297,7 +303,8 @@ def render(result: RunResult, **options) -> str:
 
 # ---- header and suites ----
 
-def _header(result: RunResult, options: Options, findings: list[fd.Finding], verdict: fd.Verdict) -> Markup:
+def _header(result: RunResult, options: Options, findings: list[fd.Finding], warnings: list[fd.StepWarning],
+            verdict: fd.Verdict) -> Markup:
     counts = [count(len(findings), "finding")]
     counts += [f"{n} {word}" for kind, word in (("failed", "failed"), ("transport_error", "no response"),
                                                 ("error", "could not be evaluated"),
@@ -306,6 +313,8 @@ def _header(result: RunResult, options: Options, findings: list[fd.Finding], ver
     counts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
     if skipped := skipped_note(result.suites):
         counts.append(skipped)
+    if warnings:
+        counts.append(link(count(len(warnings), "warning"), "#warnings"))
     facts = []
     sha = options.sha or result.run.git_sha
     if sha:
@@ -329,7 +338,7 @@ def _header(result: RunResult, options: Options, findings: list[fd.Finding], ver
     return tag("header", *parts)
 
 
-def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> Markup:
+def _suites(result: RunResult, options: Options, findings: list[fd.Finding], warnings: list[fd.StepWarning]) -> Markup:
     if not result.suites:
         return tag("p", "No suites ran.")
     cards = []
@@ -338,11 +347,14 @@ def _suites(result: RunResult, options: Options, findings: list[fd.Finding]) -> 
         words = fd.suite_verdict(suite, findings)
         status = "needs_review" if words.startswith("passed with") else suite.verdict
         name = link(suite.name, probe_url(result, options, suite.file, suite.line))
+        warned = sum(warning.suite is suite for warning in warnings)
         cards.append(tag(
             "div", tag("h3", name), plots.badge(status, words), plots.pass_rate_bar(suite),
             tag("p", f"{stats.runs_passed} of {count(stats.runs_total, 'flow run')} passed = {suite.pass_rate:g}% "
                      f"(needs {suite.pass_threshold:g}%)", class_="muted"),
             tag("p", tag("code", suite.file), class_="muted"),
+            *([tag("p", plots.icon("error"), " ", link(count(warned, "warning"), "#warnings"),
+                   " (they do not change the verdict)", class_="muted")] if warned else []),
             *([_coverage(suite.openapi)] if suite.openapi is not None else []),
             class_="suite-card",
         ))
@@ -462,6 +474,23 @@ def _findings(result: RunResult, options: Options, findings: list[fd.Finding]) -
         blocks.append(tag("section", tag("h3", f"The other {len(findings) - FINDINGS_SHOWN:,} findings"),
                           tag("div", id="f-listed"), data_group="suite"))
     return tag("section", title, _filters(findings, result), *blocks, id="findings")
+
+
+# ---- step warnings: worth a look, decide nothing ----
+
+def _warnings(result: RunResult, options: Options, warnings: list[fd.StepWarning]) -> Markup:
+    if not warnings:
+        return Markup("")
+    items = []
+    for warning in warnings[:WARNINGS_SHOWN]:
+        where = link(tag("code", warning.location), probe_url(result, options, warning.suite.file, warning.step.line))
+        runs = f", {warning.runs_text()}" if warning.runs_text() else ""
+        items.append(tag("li", where, f" {warning.where}{runs}: ", warning.text, id=f"warning-{warning.fingerprint}"))
+    parts = [tag("h2", f"Warnings ({len(warnings)})"),
+             tag("p", "Worth a look; they do not change the verdict.", class_="muted"), tag("ul", *items)]
+    if len(warnings) > WARNINGS_SHOWN:
+        parts.append(tag("p", f"The other {len(warnings) - WARNINGS_SHOWN:,} warnings are in results.json."))
+    return tag("section", *parts, id="warnings")
 
 
 def anchor(finding: fd.Finding) -> str:
@@ -621,6 +650,9 @@ def _exchange(finding: fd.Finding, step: StepResult, paths: set[str]) -> Markup:
         parts.append(tag("p", f"No response: {step.error}"))
     if step.rate_limited:
         parts.append(tag("p", fd.rate_limited_text(step).capitalize() + "."))
+    if step.warnings:
+        parts += [tag("h4", "Warnings (they do not change the verdict)"),
+                  tag("ul", *(tag("li", warning) for warning in step.warnings))]
     if step.extracted:
         parts.append(tag("h4", "Extracted"))
         parts.append(tag("ul", *(tag("li", tag("code", name), " = ", tag("code", fd.show(value, 2_000)))

@@ -5,7 +5,9 @@ passed with 3 findings", never a bare "all passed" above failures); failing suit
 every finding, worst first within its suite: the probe line (linked when repository, server and
 commit are known), the request, per path what was expected and what came back (values as JSON, so
 `"12.50"` is a string), the judge's score, reason and deciding tier when a judge ran, and a curl
-that replays the request (see `findings.curl_command`). Each thing is said once.
+that replays the request (see `findings.curl_command`). Each thing is said once. Step warnings (a
+request that does not conform to its OpenAPI operation) are counted on the facts line and the suite's
+row and listed after the table, at most MAX_WARNINGS of them: they decide nothing.
 
 Size: GitHub refuses comments over 65,536 characters, so the comment is built within a budget of
 60,000 (a margin in case GitHub counts UTF-16 units): the header and suite table always, then whole
@@ -177,6 +179,9 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
     facts.append(count(sum(len(s.flow_runs) for s in result.suites), "flow run"))
     if skipped := skipped_note(result.suites):
         facts.append(skipped)
+    warnings = fd.step_warnings(result.suites)
+    if warnings:
+        facts.append(count(len(warnings), "warning"))
     sha = options.sha or result.run.git_sha
     if sha:
         facts.append(f"commit {code(sha[:12])}")
@@ -203,8 +208,10 @@ def _head(result: RunResult, options: Options, findings: list[fd.Finding], flavo
         yield decided
     if result.suites:
         judged = fd.judge_ran(result)
-        yield _suite_table(result, options, findings, judged)
+        yield _suite_table(result, options, findings, warnings, judged)
         yield from (_coverage_line(suite) for suite in result.suites if suite.openapi is not None)
+        if warnings:
+            yield _warnings(result, options, warnings)
         if judged:
             totals = result.judge
             yield (f"Judge, whole run: {totals.calls} calls · {totals.cached} cached · {totals.escalated} escalated · "
@@ -270,7 +277,27 @@ def _human_decisions(result: RunResult) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding], judged: bool) -> str:
+# Step warnings listed in the comment and the summary before "and N more": they decide nothing, so they
+# take a bounded share of the page whatever their number (report.html lists 2,000, results.json all).
+MAX_WARNINGS = 10
+WARNING_CHARS = 300
+
+
+def _warnings(result: RunResult, options: Options, warnings: list[fd.StepWarning]) -> str:
+    """The step warnings, which decide nothing: where (linked), on which runs, and what."""
+    lines = [f"### Warnings ({len(warnings)})", "", "Worth a look; they do not change the verdict.", ""]
+    for warning in warnings[:MAX_WARNINGS]:
+        where = link(code(warning.location), probe_url(result, options, warning.suite.file, warning.step.line))
+        runs = f", {prose(warning.runs_text())}" if warning.runs_text() else ""
+        lines.append(f"- ⚠️ {where} {prose(clip(warning.where, WARNING_CHARS))}{runs}: "
+                     f"{prose(clip(warning.text, WARNING_CHARS))}")
+    if len(warnings) > MAX_WARNINGS:
+        lines.append(f"- and {len(warnings) - MAX_WARNINGS} more in `report.html` and `results.json`")
+    return "\n".join(lines)
+
+
+def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding], warnings: list[fd.StepWarning],
+                 judged: bool) -> str:
     columns = ["Suite", "Verdict", "Flow runs passed", "Assertions"] + (["Judge"] if judged else [])
     rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for suite in sorted(result.suites, key=lambda s: s.verdict != "failed"):
@@ -284,7 +311,9 @@ def _suite_table(result: RunResult, options: Options, findings: list[fd.Finding]
         icon = ICON["passed_with_findings" if verdict.startswith("passed with") else suite.verdict]
         # What the pass rate alone does not say (LLM checks no judge evaluated, a failed setup).
         why = f": {prose(suite.reason)}" if suite.reason else ""
-        cells = [name, f"{icon} {verdict}{why}", runs, assertions or "—"]
+        warned = sum(warning.suite is suite for warning in warnings)
+        warned_text = f" · ⚠️ {count(warned, 'warning')}" if warned else ""
+        cells = [name, f"{icon} {verdict}{why}{warned_text}", runs, assertions or "—"]
         if judged:
             cells.append(f"{stats.judge_calls} calls · {stats.judge_cached} cached · {stats.judge_escalated} "
                          f"escalated · {stats.judge_needs_review} need review · {stats.judge_tokens:,} tokens")

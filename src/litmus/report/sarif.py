@@ -5,9 +5,9 @@
   one the run has no `automationDetails`, so the uploader's category applies (`upload-sarif` only
   fills an id the file lacks). Either way several Litmus runs, e.g. per environment, can be uploaded
   for one commit without replacing each other.
-- One rule per assertion type, plus `transport_error`, `intent_evaluation` and `needs_review`; the
-  `id` is the type (stable, what GitHub filters by), the `name` says what went wrong (SARIF §3.49.7:
-  a name for people, so never the id again).
+- One rule per assertion type, plus `transport_error`, `intent_evaluation`, `needs_review` and
+  `request_nonconforming` (step warnings, below); the `id` is the type (stable, what GitHub filters
+  by), the `name` says what went wrong (SARIF §3.49.7: a name for people, so never the id again).
 - One result per finding (see `litmus.report.findings`: runs of one flow and scenario failing the
   same assertion are one result listing the runs). Level: `error` for a failure or no response,
   `warning` for an outcome that could not be evaluated or that needs human review; `note` is used
@@ -18,8 +18,12 @@
 - `partialFingerprints["litmusFinding/v1"]`: a hash of suite, flow, step, assertion and scenario,
   never line numbers, so the identity survives edits above it. `primaryLocationLineHash` is left to
   `upload-sarif`, which computes it from the checked-out file.
+- A step warning (`StepResult.warnings`: a probe request that does not conform to its OpenAPI operation)
+  is a `warning` result of its own rule, `request_nonconforming`, on the step's line: never a finding,
+  it decides nothing. The same text on one step in several runs is one result listing the runs.
 - GitHub keeps only the 5,000 most severe results of a run (and rejects more than 25,000): past
-  `MAX_RESULTS` results are dropped deterministically (errors before warnings, then file order) and
+  `MAX_RESULTS` results are dropped deterministically (errors before warnings, findings before step
+  warnings, then file order) and
   a `note` notification in `invocations[0]` plus `properties.litmus.omittedResults` say how many.
 """
 
@@ -77,6 +81,7 @@ _RULE_NAMES = {
     fd.TRANSPORT_ERROR: "NoResponse",
     fd.INTENT_EVALUATION: "IntentNotAchieved",
     fd.NEEDS_REVIEW: "NeedsHumanReview",
+    fd.WARNING_RULE: "RequestDoesNotConformToOpenApi",
 }
 
 _SPECIAL_RULES = {
@@ -102,6 +107,15 @@ _SPECIAL_RULES = {
         "be parsed) and no further tier decided. The outcome counts as not passed and is never silently passed.",
         "Read the response and every judge tier's score and reason in report.html and decide. A clearer rubric "
         "or a second judge tier (judge.escalation) makes such outcomes rarer.",
+        "warning",
+    ),
+    fd.WARNING_RULE: (
+        "A probe request does not conform to its OpenAPI operation",
+        "The request a probe step sent does not conform to the operation of the suite's `openapi:` description "
+        "that its method and path match: a required parameter missing, a parameter or body against its schema, "
+        "an undeclared request content type. It is a warning on the step: it never changes the verdict.",
+        "Fix the probe's request (or the description, if the API accepts what it sent). The message names the "
+        "operation and each problem; report.html shows the request the step sent.",
         "warning",
     ),
 }
@@ -189,18 +203,38 @@ def _properties(finding: fd.Finding) -> dict:
     return {"litmus": data}
 
 
+def _location(file: str, line: int, column: int) -> list[dict]:
+    return [{
+        "physicalLocation": {
+            "artifactLocation": {"uri": quote(file), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": line, "startColumn": column, "endLine": line},
+        },
+    }]
+
+
+def _warning_result(warning: fd.StepWarning, rule_index: dict[str, int]) -> dict:
+    runs = warning.runs_text()
+    return {
+        "ruleId": fd.WARNING_RULE,
+        "ruleIndex": rule_index[fd.WARNING_RULE],
+        "level": "warning",
+        "message": {"text": clip(f"{warning.text[:1].upper()}{warning.text[1:]}. In {warning.where}"
+                                 f"{f', {runs}' if runs else ''}.", MESSAGE_LIMIT)},
+        "locations": _location(warning.suite.file, warning.step.line, 1),
+        "partialFingerprints": {"litmusFinding/v1": warning.fingerprint},
+        "properties": {"litmus": {"suite": warning.suite.name, "flow": warning.flow_run.flow,
+                                  "step": warning.step.name, "scenario": warning.flow_run.scenario,
+                                  "status": "warning", "runs": warning.runs, "totalRuns": warning.total_runs}},
+    }
+
+
 def _result(finding: fd.Finding, rule_index: dict[str, int], compared: bool) -> dict:
     result = {
         "ruleId": finding.rule,
         "ruleIndex": rule_index[finding.rule],
         "level": finding.level,
         "message": {"text": _message(finding)},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": {"uri": quote(finding.suite.file), "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": finding.line, "startColumn": finding.column, "endLine": finding.line},
-            },
-        }],
+        "locations": _location(finding.suite.file, finding.line, finding.column),
         "partialFingerprints": {"litmusFinding/v1": finding.fingerprint},
         "properties": _properties(finding),
     }
@@ -212,11 +246,16 @@ def _result(finding: fd.Finding, rule_index: dict[str, int], compared: bool) -> 
 def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> str:
     opts = Options(**options)
     findings = fd.collect(result)
-    kept = findings
-    if len(findings) > max_results:
-        by_severity = sorted(range(len(findings)), key=lambda i: (findings[i].level != "error", i))
-        kept = [findings[i] for i in sorted(by_severity[:max_results])]
-    omitted = len(findings) - len(kept)
+    warnings = fd.step_warnings(result.suites)
+    reported: list[fd.Finding | fd.StepWarning] = [*findings, *warnings]
+    kept = reported
+    if len(reported) > max_results:
+        def severity(i: int) -> tuple:
+            item = reported[i]
+            return (isinstance(item, fd.StepWarning) or item.level != "error", isinstance(item, fd.StepWarning), i)
+        kept = [reported[i] for i in sorted(sorted(range(len(reported)), key=severity)[:max_results])]
+    omitted = len(reported) - len(kept)
+    compared = result.baseline is not None
     rule_index = {rule_id: index for index, rule_id in enumerate(RULE_IDS)}
     driver = {"name": "Litmus", "informationUri": HOMEPAGE, "rules": [_rule(rule_id) for rule_id in RULE_IDS]}
     if result.tool.version:
@@ -226,9 +265,9 @@ def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> s
     if omitted:
         invocation["toolExecutionNotifications"] = [{
             "level": "note",
-            "message": {"text": f"{omitted} of {len(findings)} findings were left out: GitHub code scanning shows "
+            "message": {"text": f"{omitted} of {len(reported)} results were left out: GitHub code scanning shows "
                                 f"at most {max_results:,} results per run. Every finding is in report.html and "
-                                "results.json."},
+                                "results.json, every warning in results.json."},
         }]
     run = {"tool": {"driver": driver}}
     if opts.sarif_category is not None:
@@ -237,8 +276,10 @@ def render(result: RunResult, *, max_results: int = MAX_RESULTS, **options) -> s
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root."}}},
         "columnKind": "utf16CodeUnits",
         "invocations": [invocation],
-        "results": [_result(finding, rule_index, result.baseline is not None) for finding in kept],
-        "properties": {"litmus": {"verdict": result.verdict, "findings": len(findings), "omittedResults": omitted}},
+        "results": [_warning_result(item, rule_index) if isinstance(item, fd.StepWarning)
+                    else _result(item, rule_index, compared) for item in kept],
+        "properties": {"litmus": {"verdict": result.verdict, "findings": len(findings), "warnings": len(warnings),
+                                  "omittedResults": omitted}},
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

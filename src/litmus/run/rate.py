@@ -26,6 +26,13 @@ from datetime import UTC, datetime
 
 from litmus.deadline import Deadline, clock
 from litmus.model import Suite
+from litmus.numbers import parse_number
+
+# A run-wide limit (`--rate-limit`, LITMUS_RATE_LIMIT, the action's `rate-limit`) in requests per second to one
+# origin: beyond this it limits nothing a run could send.
+MAX_RATE_LIMIT = 100_000
+# How each of those reads its value (requests per second, above 0).
+RATE_LIMIT_BOUNDS = {"whole": False, "low": 0, "above_low": True, "high": MAX_RATE_LIMIT}
 
 # Resends of one request after a 429 / 503, whatever its deadline still allows: a target that answers 429
 # with `Retry-After: 0` forever must not be hammered.
@@ -37,6 +44,11 @@ BACKOFF_CAP_S = 30.0
 
 # Refills summed from float timestamps fall short of a whole token by rounding: that is a token.
 _ROUNDING = 1e-9
+
+
+def parse_rate_limit(text: str) -> float:
+    """A run-wide limit as given (ValueError saying what is expected; the caller names the setting)."""
+    return parse_number(text, **RATE_LIMIT_BOUNDS)
 
 
 class RateLimitExceeded(Exception):
