@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from litmus.load import load_suites
@@ -42,6 +44,17 @@ def test_ci_runs_exactly_the_readme_test_command():
     (commands,) = fenced("sh")
     test_command = [line for line in commands.splitlines() if "pytest" in line][0].strip()
     assert test_command in (ROOT / ".ci" / "run").read_text("utf-8")
+
+
+@pytest.mark.parametrize("failing", ["pip install", "pytest", "ruff check"])
+def test_ci_stops_with_the_status_of_a_failing_test_command(failing):
+    """.ci/run runs under `set -e`, which lets a failure inside an && list pass: its line must end the script
+    with that failure's status, whichever of the three commands fails (a failing suite once gave exit 0)."""
+    (line,) = [line for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines() if "-m pytest &&" in line]
+    stubbed = " && ".join("(exit 3)" if failing in part else "true" for part in line.split(" || ")[0].split(" && "))
+    script = f"set -euo pipefail\n{stubbed}{line[len(line.split(' || ')[0]):]}\necho went on\n"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout) == (3, "")
 
 
 def test_reports_doc_shows_a_real_comment():
