@@ -686,7 +686,8 @@ def load_results(path: str | os.PathLike) -> RunResult:
     command or fill its memory. ResultsError names the file."""
     try:
         real = files.resolve_named(Path(path), shown=str(path))
-        data = json.loads(files.read_bytes(real, MAX_RESULTS_BYTES, shown=str(path), what="results files").decode("utf-8"))
+        data = json.loads(files.read_bytes(real, MAX_RESULTS_BYTES, shown=str(path), what="results files")
+                          .decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: cannot read results: {exc}") from None
     except RecursionError:
