@@ -173,6 +173,10 @@ def test_vertex_with_application_default_credentials_gets_a_token_from_the_servi
     token_calls, judge_calls = fake_judge.calls("/token"), [c for c in fake_judge.calls() if c.path != "/token"]
     assert len(token_calls) == 1 and len(judge_calls) == 2  # one token, reused while valid
     assert all(c.headers["authorization"] == f"Bearer {GOOGLE_TOKEN}" for c in judge_calls)
+    # A run that starts after the token was issued (the head run after the baseline's) masks it too.
+    later_run = Redactor()
+    service.mask_with(later_run)
+    assert later_run.redact(f"Bearer {GOOGLE_TOKEN}") == "Bearer ***"
 
 
 def test_vertex_a_service_account_key_the_token_endpoint_does_not_know_is_an_error(fake_judge, tmp_path, monkeypatch):

@@ -141,8 +141,10 @@ class JudgeService:
         for name, value in self._secrets.items():
             self._redactor.register(value, name=name)
         self._lock = threading.Lock()
-        # The redactors besides this service's own that mask each credential a client obtains later (the run's).
+        # The redactors besides this service's own that mask each credential a client obtains later (the runs'), and
+        # the credentials obtained so far (a token issued in the baseline run is still used in the next).
         self._masks: list[Redactor] = []
+        self._issued: list[str] = []
         for client in {id(client): client for client in (*tiers, simulator, embedder)}.values():
             if isinstance(client, HTTPTransport):
                 client.on_credential = self._mask_credential
@@ -558,15 +560,19 @@ class JudgeService:
 
     def mask_with(self, redactor: Redactor) -> None:
         """Have `redactor` (the run's) mask the tiers' credentials everywhere, like `{{ secrets.NAME }}` values: the
-        API keys read from the environment now, and each credential a client obtains later (an access token
-        google-auth refreshes) as soon as it has it."""
+        API keys read from the environment, the credentials clients obtained so far, and each one they obtain later
+        (an access token google-auth refreshes) as soon as they have it."""
         for name, value in self._secrets.items():
             redactor.register(value, name=name)
         with self._lock:
             self._masks.append(redactor)
+            issued = list(self._issued)
+        for value in issued:
+            redactor.register(value)
 
     def _mask_credential(self, value: str) -> None:
         with self._lock:
+            self._issued.append(value)
             masks = [self._redactor, *self._masks]
         for redactor in masks:
             redactor.register(value)
