@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from litmus import files
+
 SCHEMA_VERSION = 1
 # What a secret's value reads as wherever the document holds text.
 MASK = "***"
@@ -669,13 +671,23 @@ def validate(data: dict[str, Any]) -> list[str]:
     ]
 
 
+# The largest results document read back (report, review, merge, compare, calibrate, a baseline): as large as the
+# results.json member of a baseline artifact may be (litmus.github.artifacts).
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+
+
 class ResultsError(ValueError):
     """A results file that cannot be read: not JSON, wrong schema version, or invalid."""
 
 
 def load_results(path: str | os.PathLike) -> RunResult:
+    """The results document at `path`, which the operator named and may lie anywhere (an artifact downloaded to
+    /tmp): read only if it is a regular file of at most MAX_RESULTS_BYTES, so a FIFO or /dev/zero cannot hang the
+    command or fill its memory. ResultsError names the file."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
+        real = files.resolve_named(Path(path), shown=str(path))
+        data = json.loads(files.read_bytes(real, MAX_RESULTS_BYTES, shown=str(path), what="results files")
+                          .decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: cannot read results: {exc}") from None
     except RecursionError:

@@ -14,6 +14,8 @@ from test_similar import REFERENCE, expected_cosine, similar
 
 from litmus.config import EscalationConfig, JudgeConfig, ProviderConfig
 from litmus.judges import JudgeConfigError, JudgeService
+from litmus.run.redact import Redactor
+from support.cli import JUDGED_SUITE, litmus
 from support.fake_judge import API_KEY, AWS_CREDENTIALS, AWS_ENV, AZURE_API_VERSION, GOOGLE_TOKEN
 
 MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -94,7 +96,9 @@ def test_bedrock_converse_is_signed_with_sigv4_and_its_usage_recorded(fake_judge
     assert outcome.judge.tiers[0].input_tokens > 0 and outcome.judge.tiers[0].output_tokens > 0
     # The secret never leaves, and the run masks both it and the session token like an API key.
     assert AWS_CREDENTIALS[1].encode() not in call.raw and AWS_CREDENTIALS[1] not in json.dumps(call.headers)
-    assert set(service.named_secrets.values()) >= {AWS_CREDENTIALS[1], AWS_CREDENTIALS[2]}
+    masked = Redactor()
+    service.mask_with(masked)
+    assert masked.redact(f"{AWS_CREDENTIALS[1]} {AWS_CREDENTIALS[2]}") == "*** ***"
 
 
 def test_bedrock_a_wrong_secret_key_fails_the_signature_check(fake_judge, tmp_path):
@@ -169,6 +173,10 @@ def test_vertex_with_application_default_credentials_gets_a_token_from_the_servi
     token_calls, judge_calls = fake_judge.calls("/token"), [c for c in fake_judge.calls() if c.path != "/token"]
     assert len(token_calls) == 1 and len(judge_calls) == 2  # one token, reused while valid
     assert all(c.headers["authorization"] == f"Bearer {GOOGLE_TOKEN}" for c in judge_calls)
+    # A run that starts after the token was issued (the head run after the baseline's) masks it too.
+    later_run = Redactor()
+    service.mask_with(later_run)
+    assert later_run.redact(f"Bearer {GOOGLE_TOKEN}") == "Bearer ***"
 
 
 def test_vertex_a_service_account_key_the_token_endpoint_does_not_know_is_an_error(fake_judge, tmp_path, monkeypatch):
@@ -250,3 +258,27 @@ def test_cloud_providers_serve_as_escalation_tier_and_simulator(fake_judge, tmp_
     turn = service.simulate_turn("a customer", "find order 1042", [], turn=1)
     assert (turn.message, turn.done) == ("Where is order 1042?", False)
     assert [c.path.split("/")[1] for c in fake_judge.calls()] == ["v1beta", "model", "v1"]
+
+
+def test_vertex_access_token_issued_during_the_run_is_masked_in_results_json(fake_judge, tmp_path, target):
+    """The token google-auth obtains mid-run is no variable the run knew to mask: a judge error that echoes the
+    Authorization header must still show `***`, in results.json and in what the run prints."""
+    fake_judge.google_token = "ya29.issued-during-the-run-0123456789"
+    fake_judge.when(status=400, error="Request refused", echo_authorization=True)
+    project = tmp_path / "repo"
+    (project / "probes").mkdir(parents=True)
+    (project / "probes" / "judged.yaml").write_text(JUDGED_SUITE)
+    (project / "litmus.yaml").write_text(
+        f"judge:\n  provider: vertex\n  model: gemini-2.0-flash-001\n  base_url: {fake_judge.base_url}\n"
+        "  project: team-project-1\n  location: europe-west4\n  retries: 0\n")
+    target.text("/answer", "Your order arrives on Friday.")
+    done = litmus(project, "run", "--base-url", target.base_url, "--out", "out",
+                  env={"GOOGLE_APPLICATION_CREDENTIALS": str(service_account(fake_judge, tmp_path))})
+    assert [c.path for c in fake_judge.calls()][0] == "/token"
+    text = (project / "out" / "results.json").read_text("utf-8")
+    outcome = json.loads(text)["suites"][0]["flow_runs"][0]["steps"][0]["assertions"][0]
+    assert outcome["status"] == "error", done.stdout + done.stderr
+    assert "Request refused (Authorization: Bearer ***)" in outcome["reason"]
+    assert fake_judge.google_token not in text + done.stdout + done.stderr
+    assert fake_judge.google_token not in "".join(path.read_text("utf-8") for path in (project / "out").glob("*.*")
+                                                 if path.suffix in (".md", ".html", ".xml", ".sarif"))

@@ -7,7 +7,9 @@ arrival time) so tests can check exactly what a provider sent and how often.
 
 Script it with rules, first match wins: `judge.when("Order 1042", score=90)` answers prompts
 containing that text; `times=1` makes a rule single-use (a 429 and then a verdict); `text=` sends
-any raw content (garbage, a fenced block); `status=` an HTTP error; `delay=` slows the answer.
+any raw content (garbage, a fenced block); `status=` an HTTP error; `delay=` slows the answer;
+`echo_authorization=True` makes the error's message end with the request's Authorization header, as some
+gateways echo the request they refused.
 Unmatched prompts get `judge.default` (a score of 90 unless changed). `decide=` computes the reply
 from the prompt it was sent (a judge that reads the transcript, not one scripted on a needle).
 
@@ -84,6 +86,7 @@ class Rule:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     error: str = "scripted error"
+    echo_authorization: bool = False
     delay: float = 0.0
     times: int | None = None
     decide: Callable[[str], str] | None = None
@@ -294,7 +297,8 @@ def _handler(judge: FakeJudge) -> type[BaseHTTPRequestHandler]:
             rule = judge._rule_for(received.prompt)
             time.sleep(rule.delay)
             if rule.status != 200:
-                self._send(rule.status, {"error": {"message": rule.error}}, rule.headers)
+                echoed = f" (Authorization: {received.headers.get('authorization')})" if rule.echo_authorization else ""
+                self._send(rule.status, {"error": {"message": rule.error + echoed}}, rule.headers)
                 return None
             return rule
 

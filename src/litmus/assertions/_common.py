@@ -185,6 +185,46 @@ def bounded_pattern(validator, pattern: str, instance: Any, schema: Any):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
+def bounded_pattern_properties(validator, pattern_properties: dict, instance: Any, schema: Any):
+    """JSON Schema's `patternProperties` with each name matched by the bounded `search`; the descent into the
+    values is jsonschema's own (for `jsonschema.validators.extend`)."""
+    if not validator.is_type(instance, "object"):
+        return
+    deadline = PATTERN_DEADLINE.get()
+    for pattern, subschema in pattern_properties.items():
+        for name, value in instance.items():
+            if search(pattern, name, deadline):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+def bounded_keywords(cls) -> dict[str, Any]:
+    """The keywords of `cls` (a jsonschema validator class) that search a regex, on the runner's regex engine and
+    stopped at the check's deadline: `pattern`, `patternProperties`, and `additionalProperties` where it consults
+    `patternProperties` (for `jsonschema.validators.extend`)."""
+    keywords: dict[str, Any] = {"pattern": bounded_pattern}
+    if "patternProperties" in cls.VALIDATORS:
+        keywords["patternProperties"] = bounded_pattern_properties
+    if "additionalProperties" in cls.VALIDATORS:
+        keywords["additionalProperties"] = _bounded_additional_properties(cls.VALIDATORS["additionalProperties"])
+    return keywords
+
+
+def _bounded_additional_properties(keyword):
+    """`keyword` (a library's `additionalProperties`) with the names `patternProperties` covers found by the bounded
+    `search` and left out: the library's own check then sees the other names, and no pattern to search."""
+
+    def additional_properties(validator, additional: Any, instance: Any, schema: Any):
+        patterns = schema.get("patternProperties") if isinstance(schema, dict) else None
+        if patterns and validator.is_type(instance, "object"):
+            deadline = PATTERN_DEADLINE.get()
+            instance = {name: value for name, value in instance.items()
+                        if not any(search(pattern, name, deadline) for pattern in patterns)}
+            schema = {key: value for key, value in schema.items() if key != "patternProperties"}
+        yield from keyword(validator, additional, instance, schema)
+
+    return additional_properties
+
+
 def search(pattern: str, text: str, deadline: Deadline | None = None):
     """`regex(pattern).search(text)`, stopped at `deadline`: EvaluationTimeout then."""
     timeout = DEFAULT_REGEX_TIMEOUT_S if deadline is None else max(deadline.remaining(), 0.001)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from litmus.assertions._common import PATTERN_DEADLINE, bounded_pattern, search
+from litmus.assertions._common import PATTERN_DEADLINE, bounded_keywords, search
 from litmus.assertions._jsonpaths import format_path
 from litmus.assertions.schema import violations
 from litmus.openapi.document import OpenAPIDocument, Operation, SpecError, escape_pointer
@@ -264,9 +264,9 @@ def _build(document: OpenAPIDocument, file: str, pointer: str, direction: str):
         cls = OAS30ReadValidator if direction == "read" else OAS30WriteValidator
     else:
         cls = OAS31Validator
-    # A pull request writes the spec's patterns, and the server the values: each search ends at the step's deadline
-    # (EvaluationTimeout, an `error` of the check) instead of backtracking for ever.
-    cls = extend(cls, {"pattern": bounded_pattern})
+    # A pull request writes the spec's patterns, and the server the values and names: each search ends at the step's
+    # deadline (EvaluationTimeout, an `error` of the check) instead of backtracking for ever.
+    cls = extend(cls, bounded_keywords(cls))
     schema = _inlined(document, document.at_pointer(file, pointer), file)
     return cls(schema, registry=Registry(retrieve=retrieve), format_checker=cls.FORMAT_CHECKER)
 

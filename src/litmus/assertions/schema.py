@@ -2,18 +2,19 @@
 
 import json
 import os
-import re
 from urllib.parse import unquote, urlsplit
 
 from litmus.assertions._common import (
+    PATTERN_DEADLINE,
     EvaluationTimeout,
-    bounded_pattern,
+    bounded_keywords,
     describe,
     errored,
     failed,
     mismatch,
     passed,
     patterns_bounded_by,
+    search,
     show,
 )
 from litmus.assertions._jsonpaths import format_path
@@ -85,7 +86,8 @@ def _sentence(error) -> str:
         return f"missing required {noun_for(len(missing), 'property', 'properties')} {', '.join(map(show, missing))}"
     if keyword in ("additionalProperties", "unevaluatedProperties") and wanted is False:
         extra = [name for name in value if name not in error.schema.get("properties", {})
-                 and not any(re.search(pattern, name) for pattern in error.schema.get("patternProperties", {}))]
+                 and not any(search(pattern, name, PATTERN_DEADLINE.get())
+                             for pattern in error.schema.get("patternProperties", {}))]
         return f"unexpected {noun_for(len(extra), 'property', 'properties')} {', '.join(map(show, extra))}"
     if keyword in _SIZES:
         bound, noun, plural = _SIZES[keyword]
@@ -184,8 +186,10 @@ def _build_validator(schema, path, documents):
             raise ValueError(f"{uri} was not read when the suite loaded")
         return Resource.from_contents(document, default_specification=DRAFT202012)
 
-    # A pull request writes the schema's patterns, and the server the values: a search ends at the step's deadline.
-    cls = extend(validator_for(schema, default=Draft202012Validator), {"pattern": bounded_pattern})
+    # A pull request writes the schema's patterns, and the server the values and names: a search ends at the step's
+    # deadline.
+    draft = validator_for(schema, default=Draft202012Validator)
+    cls = extend(draft, bounded_keywords(draft))
     if not _names_documents(schema):
         # Nothing to resolve: validated as it is, not through a `$ref` to it (a lookup on every validation).
         return cls(schema, format_checker=cls.FORMAT_CHECKER)

@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -100,6 +100,9 @@ class HTTPTransport:
             retry_after_max=MAX_WAIT_S,
         )
         self._session = net.Session(net.Adapter(max_retries=retry, pool_connections=1, pool_maxsize=pool_size))
+        # Told each credential the client obtains itself during the run (a refreshed Vertex access token), so that
+        # the run masks it like an API key; the judge service sets it.
+        self.on_credential: Callable[[str], None] = lambda value: None
 
     def close(self) -> None:
         self._session.close()
@@ -361,6 +364,8 @@ class GoogleEndpoint:
                     self._google_credentials.refresh(self._token_request)
                 except GoogleAuthError as exc:
                     raise self._error(f"no access token from the application-default credentials: {exc}") from None
+                # Masked before it is sent: an error body that echoes the Authorization header cannot show it.
+                self.on_credential(self._google_credentials.token)
             return self._google_credentials.token
 
 

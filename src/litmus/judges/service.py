@@ -50,7 +50,14 @@ from litmus.judges.cache import (
 from litmus.judges.embeddings import EMBEDDING_CLASSES, Embedding, HTTPEmbeddings, ReplayEmbeddings, cosine
 from litmus.judges.escalation import Decision, TierResult, budget_blocked, decide, should_escalate
 from litmus.judges.prompts import SCENARIO_TYPES, Prompt, intent_prompt, simulator_prompt
-from litmus.judges.providers import PROVIDER_CLASSES, Completion, HTTPProvider, JudgeConfigError, ProviderError
+from litmus.judges.providers import (
+    PROVIDER_CLASSES,
+    Completion,
+    HTTPProvider,
+    HTTPTransport,
+    JudgeConfigError,
+    ProviderError,
+)
 from litmus.judges.simulator import NoCassette, SimulatedTurn, SimulatorError, parse_turn
 from litmus.judges.verdict import VerdictError, parse_verdict
 from litmus.load import repo_root
@@ -134,6 +141,13 @@ class JudgeService:
         for name, value in self._secrets.items():
             self._redactor.register(value, name=name)
         self._lock = threading.Lock()
+        # The redactors besides this service's own that mask each credential a client obtains later (the runs'), and
+        # the credentials obtained so far (a token issued in the baseline run is still used in the next).
+        self._masks: list[Redactor] = []
+        self._issued: list[str] = []
+        for client in {id(client): client for client in (*tiers, simulator, embedder)}.values():
+            if isinstance(client, HTTPTransport):
+                client.on_credential = self._mask_credential
         # Held for every cache or cassette write, and forever once the service is abandoned: a call
         # that returns after that writes nothing, so an exit right then cannot leave a partial file.
         self._store_lock = threading.Lock()
@@ -544,11 +558,24 @@ class JudgeService:
                          "restore it with actions/cache)")
         return tuple(notes)
 
-    @property
-    def named_secrets(self) -> dict[str, str]:
-        """The API keys of the tiers by variable name: the runner masks them everywhere, like
-        `{{ secrets.NAME }}` values."""
-        return dict(self._secrets)
+    def mask_with(self, redactor: Redactor) -> None:
+        """Have `redactor` (the run's) mask the tiers' credentials everywhere, like `{{ secrets.NAME }}` values: the
+        API keys read from the environment, the credentials clients obtained so far, and each one they obtain later
+        (an access token google-auth refreshes) as soon as they have it."""
+        for name, value in self._secrets.items():
+            redactor.register(value, name=name)
+        with self._lock:
+            self._masks.append(redactor)
+            issued = list(self._issued)
+        for value in issued:
+            redactor.register(value)
+
+    def _mask_credential(self, value: str) -> None:
+        with self._lock:
+            self._issued.append(value)
+            masks = [self._redactor, *self._masks]
+        for redactor in masks:
+            redactor.register(value)
 
     def _count_call(self, model: str, input_tokens: int, output_tokens: int) -> None:
         """One call made (not cached, not replayed), by model: what the run's judge cost is priced from.

@@ -15,13 +15,13 @@ if TYPE_CHECKING:
 
 def coverage(document: OpenAPIDocument, steps: Iterable[StepResult]) -> OpenAPICoverage:
     """The coverage of `document` by the requests `steps` sent: an operation is exercised when a request's
-    method and path match it (whatever the response, and whether or not an `openapi` assertion checked it)."""
+    method and path match it (whatever the response, and whether or not an `openapi` assertion checked it; a request
+    that two templated paths match exercises both, `OpenAPIDocument.exercised_by`)."""
     exercised = set()
     for step in steps:
         if step.request is not None:
-            operation, _ = document.find(step.request.method, urlsplit(step.request.url).path or "/")
-            if operation is not None:
-                exercised.add(operation.key)
+            path = urlsplit(step.request.url).path or "/"
+            exercised.update(operation.key for operation in document.exercised_by(step.request.method, path))
     keys = [operation.key for operation in document.operations()]
     return OpenAPICoverage(spec=document.path, operations=len(keys), exercised=len(exercised & set(keys)),
                            missing=[key for key in keys if key not in exercised])

@@ -222,16 +222,10 @@ class OpenAPIDocument:
         The longest base path that prefixes `path` is removed; a concrete path template wins over one with
         parameters (OpenAPI's rule), then the one with fewer parameters, then spec order."""
         method = method.upper()
-        relative = None
-        for base in self.base_paths():
-            if path == base or path.startswith(base + "/") or base == "":
-                relative = path[len(base):] or "/"
-                break
+        relative, why = self._relative(path)
         if relative is None:
-            listed = ", ".join(repr(b or "/") for b in self.base_paths())
-            return None, f"path '{path}' is under none of the spec's server base paths ({listed})"
-        candidates = [(parameters, template) for pattern, parameters, template in self._compiled().get(
-            relative.count("/"), ()) if pattern.fullmatch(relative)]
+            return None, why
+        candidates = self._candidates(relative)
         if not candidates:
             return None, f"no path of the spec matches '{relative}' ({method} {path})"
         # The path decides first: a request to the concrete `/pet/findByStatus` is never `/pet/{petId}`'s.
@@ -241,6 +235,33 @@ class OpenAPIDocument:
                 return self._by_key[method, template], ""
         declared = [op.method for op in self.operations() if op.path == best[0]]
         return None, f"method {method} is not declared for path '{best[0]}' (declared: {', '.join(declared)})"
+
+    def exercised_by(self, method: str, path: str) -> list[Operation]:
+        """The operations a request `method` `path` exercises, for coverage: the concrete path's when one matches
+        (OpenAPI's rule), else every templated path's that matches. GitHub's `/compare/{basehead}` and
+        `/compare/{base}...{head}` both match `/compare/main...topic`: the request exercises both, whichever
+        `find` gives an `openapi` check."""
+        method = method.upper()
+        relative, _ = self._relative(path)
+        if relative is None:
+            return []
+        candidates = self._candidates(relative)
+        if candidates and candidates[0][0] == 0:
+            candidates = candidates[:1]
+        return [self._by_key[method, template] for _, template in candidates if (method, template) in self._by_key]
+
+    def _relative(self, path: str) -> tuple[str | None, str]:
+        """`path` with the longest server base path that prefixes it removed, else None and why."""
+        for base in self.base_paths():
+            if path == base or path.startswith(base + "/") or base == "":
+                return path[len(base):] or "/", ""
+        listed = ", ".join(repr(b or "/") for b in self.base_paths())
+        return None, f"path '{path}' is under none of the spec's server base paths ({listed})"
+
+    def _candidates(self, relative: str) -> list[tuple[int, str]]:
+        """(number of parameters, template) of each path template `relative` matches, most concrete first."""
+        return [(parameters, template) for pattern, parameters, template in self._compiled().get(
+            relative.count("/"), ()) if pattern.fullmatch(relative)]
 
     def _compiled(self) -> dict[int, list[tuple[re.Pattern, int, str]]]:
         """The path templates as patterns, by their number of `/` (a parameter never spans one), most

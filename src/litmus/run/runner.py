@@ -155,10 +155,13 @@ def run_suites(
     started_at = _now()
     redactor = redactor or Redactor()
     selected = selected_suites(suites, options)
-    # The judge's API keys too: a probe may send `{{ env.OPENAI_API_KEY }}` (or the action's
-    # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret.
-    for name, value in [*secret_items(selected, environ), *getattr(judge, "named_secrets", {}).items()]:
+    for name, value in secret_items(selected, environ):
         redactor.register(value, name=name)
+    # The judge's credentials too: a probe may send `{{ env.OPENAI_API_KEY }}` (or the action's
+    # LITMUS_JUDGE_API_KEY), which no `secrets.` reference marks as secret; and a Vertex access token is issued
+    # during the run, after this.
+    if hasattr(judge, "mask_with"):
+        judge.mask_with(redactor)
     for _, value in masked_env_items(selected, environ, options.trust):
         redactor.register_env(value)
     keep = shard_keys(selected, options)
