@@ -671,8 +671,8 @@ def validate(data: dict[str, Any]) -> list[str]:
     ]
 
 
-# The largest results document read back (report, review, merge, compare, calibrate, a baseline): as large as the
-# results.json member of a baseline artifact may be (litmus.github.artifacts).
+# The largest results document read back (report, review, merge, compare, calibrate, a baseline, the results.json
+# member of a baseline or comment-command artifact).
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 
 

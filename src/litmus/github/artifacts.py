@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from litmus.github.api import GitHubAPIError, GitHubClient
-from litmus.results import ResultsError, RunResult, load_results
+from litmus.results import MAX_RESULTS_BYTES, ResultsError, RunResult, load_results
 
 DEFAULT_ARTIFACT = "litmus-results"
 RESULTS_MEMBER = "results.json"
-# A results.json of 10,000 steps is about 25 MB; an artifact (or its results.json) larger than this is not ours.
+# A results.json of 10,000 steps is about 25 MB; an artifact larger than this is not ours (its results.json member
+# is held to litmus.results.MAX_RESULTS_BYTES, like every results file read back).
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 # Workflow runs looked at, newest first, before giving up on finding one of this workflow.
 MAX_RUNS_SCANNED = 300
@@ -187,11 +188,11 @@ def read_results_member(archive: bytes) -> tuple[bytes, str]:
                 return b"", (f"its {RESULTS_MEMBER} uses compression method {member.compress_type}, which Python's "
                              "zipfile cannot read")
             with bundle.open(member) as stream:
-                data = stream.read(MAX_ARTIFACT_BYTES + 1)  # a zip's declared sizes are the uploader's word
+                data = stream.read(MAX_RESULTS_BYTES + 1)  # a zip's declared sizes are the uploader's word
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         return b"", f"is not a readable zip ({type(exc).__name__})"
-    if len(data) > MAX_ARTIFACT_BYTES:
-        return b"", f"refused: its {RESULTS_MEMBER} is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB"
+    if len(data) > MAX_RESULTS_BYTES:
+        return b"", f"refused: its {RESULTS_MEMBER} is larger than {MAX_RESULTS_BYTES // 2**20} MiB"
     return data, ""
 
 
