@@ -29,6 +29,10 @@ class Collector:
     def add_source(self, path: str, text: str) -> None:
         self._lines[path] = text.splitlines()
 
+    def lines(self, path: str) -> list[str]:
+        """The lines of a file given to `add_source` (the loader measures spans on them too)."""
+        return self._lines[path]
+
     def narrow(self, span: Span, needle: str) -> Span:
         """The span of `needle` where it appears on the span's line at or after its start, else `span`."""
         lines = self._lines.get(span.pos.path)
