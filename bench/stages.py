@@ -116,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_cases.write_litmus_suite(all_cases[size], suite)
             runs = []
             for _ in range(args.repeat):
+                # In the temp dir: the loader reads probe files inside the working directory only.
                 child = subprocess.run(
-                    [sys.executable, __file__, "--child", str(suite), nginx.base_url, str(tmp / "out"),
-                     str(args.concurrency)], capture_output=True, text=True, check=True)
+                    [sys.executable, str(Path(__file__).resolve()), "--child", str(suite), nginx.base_url,
+                     str(tmp / "out"), str(args.concurrency)], capture_output=True, text=True, check=True, cwd=tmp)
                 runs.append(json.loads(child.stdout.strip().splitlines()[-1]))
             print(f"\nN={size}, medians of {args.repeat} fresh processes (--concurrency {args.concurrency})")
             print(f"{'stage':<9} {'wall s':>7} {'CPU s':>6} {'peak RSS MB after':>18}")

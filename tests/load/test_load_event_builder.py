@@ -103,3 +103,13 @@ def parse_allowing_nodes(text: str):
 def test_any_document_parses_the_same_both_ways(document, flow_style):
     text = yaml.safe_dump(document, allow_unicode=True, default_flow_style=flow_style)
     assert parse(text, "events") == parse(text, "nodes")
+
+
+@pytest.mark.parametrize("way", ["events", "nodes"])
+def test_a_value_over_several_lines_is_underlined_to_the_end_of_its_first_line(way):
+    # The builders keep each line's length, not the lines: measured as str.splitlines cuts them (CRLF too).
+    (document, tree), diagnostics = parse("a: {b: 1,\r\n  c: 2}\nd: [1,\n 22]\n", way)
+    assert diagnostics == []
+    assert document == (1, 1, len("a: {b: 1,"))
+    assert tree["a"][1][0] == (1, 4, len("{b: 1,"))
+    assert tree["d"][1][0] == (3, 4, len("[1,"))

@@ -21,17 +21,27 @@ class Collector:
 
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
+        # Each file's text, split into lines the first time a diagnostic shows one (a 1 MB suite is
+        # 3.4 MB as a list of lines, and most loads show none).
+        self._texts: dict[str, str] = {}
         self._lines: dict[str, list[str]] = {}
         self._seen: set[tuple[Severity, Position, str]] = set()
         # Per group (one unset variable): the index of its one diagnostic, its message and where it is used.
         self._groups: dict[object, tuple[int, str, list[Position]]] = {}
 
     def add_source(self, path: str, text: str) -> None:
-        self._lines[path] = text.splitlines()
+        self._texts[path] = text
+        self._lines.pop(path, None)
+
+    def _lines_of(self, path: str) -> list[str] | None:
+        lines = self._lines.get(path)
+        if lines is None and path in self._texts:
+            lines = self._lines[path] = self._texts[path].splitlines()
+        return lines
 
     def narrow(self, span: Span, needle: str) -> Span:
         """The span of `needle` where it appears on the span's line at or after its start, else `span`."""
-        lines = self._lines.get(span.pos.path)
+        lines = self._lines_of(span.pos.path)
         if not lines or not 0 < span.pos.line <= len(lines):
             return span
         column = lines[span.pos.line - 1].find(needle, span.pos.column - 1)
@@ -65,7 +75,7 @@ class Collector:
             return
         if group is not None:
             self._groups[group] = (len(self.diagnostics), message, [span.pos])
-        lines = self._lines.get(span.pos.path)
+        lines = self._lines_of(span.pos.path)
         line = lines[span.pos.line - 1] if lines and 0 < span.pos.line <= len(lines) else None
         self.diagnostics.append(Diagnostic(severity, message, span.pos, span.length, line))
 

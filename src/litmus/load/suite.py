@@ -128,6 +128,9 @@ class SuiteBuilder:
         # Suite.referenced_files (an ordered set): the suite's own file first, as found and where it leads.
         self.referenced: dict[str, None] = dict.fromkeys((file, self.display(abs_path)))
         self.schema_documents: dict[str, Any] = {}
+        # Equal inline schemas (same keys in the same order) as one object: suites repeat a schema in many
+        # steps, and each copy (~2 KB of dicts, lists and strings) is kept for the whole run.
+        self.inline_schemas: dict[str, Any] = {}
         self.tool_definitions: dict[str, dict[str, Any]] = {}
         # The suite's `openapi:` description once loaded, and whether it names one (loaded or not).
         self.openapi = None
@@ -1144,6 +1147,7 @@ class SuiteBuilder:
         elif kind == "json_schema":
             self.warn_unchecked_formats(item, value)
             self.schema_refs(item, value, self.abs_path)
+            value = self.shared_schema(value)
         elif kind == "file" and (path := self.schema_file(f, name, value)):
             referenced[name] = path
         elif kind == "function" and (path := self.function_file(f, item, value)):
@@ -1248,6 +1252,14 @@ class SuiteBuilder:
                     self.schema_documents[str(joined)] = loaded
                     pending.append((loaded, joined))
         return ok
+
+    def shared_schema(self, schema: Any) -> Any:
+        """The first inline schema of this suite equal to `schema` (read only, never changed after load)."""
+        try:
+            key = json.dumps(schema)
+        except (TypeError, ValueError):  # a YAML date, say: kept as it is
+            return schema
+        return self.inline_schemas.setdefault(key, schema)
 
     def warn_unchecked_formats(self, item: Item, schema: Any) -> None:
         if formats := checks.unchecked_formats(schema):

@@ -277,28 +277,31 @@ def render(result: RunResult, **options) -> str:
     findings = fd.reading_order(fd.collect(result))
     warnings = fd.step_warnings(result.suites)
     verdict = fd.run_verdict(result, findings)
-    body = join([
-        plots.symbols(),
-        _header(result, opts, findings, warnings, verdict),
-        _suites(result, opts, findings, warnings),
-        _baseline(result, findings),
-        _human_decisions(result),
-        _findings(result, opts, findings),
-        _warnings(result, opts, warnings),
-        _flows(result),
-        _outcomes(result),
-    ])
     data = {"findings": len(findings), "listed": [_listed(f) for f in findings[FINDINGS_SHOWN:]],
             "words": plots.WORDS, "suites": [s.name for s in result.suites],
             "flows": sorted({run.flow for s in result.suites for run in s.flow_runs})}
-    return (
+    # The page is joined once from its sections: a body joined first and then copied into the page held
+    # two more copies of the whole report (at two bytes a character once any character is past U+00FF).
+    return "".join((
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{esc(f'Litmus: {verdict.text}')}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"<main>\n{body}\n</main>\n"
+        "<main>\n",
+        *map(esc, (
+            plots.symbols(),
+            _header(result, opts, findings, warnings, verdict),
+            _suites(result, opts, findings, warnings),
+            _baseline(result, findings),
+            _human_decisions(result),
+            _findings(result, opts, findings),
+            _warnings(result, opts, warnings),
+            _flows(result),
+            _outcomes(result),
+        )),
+        "\n</main>\n"
         f"<script type=\"application/json\" id=\"litmus-data\">{script_json(data)}</script>\n"
-        f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
-    )
+        f"<script>{SCRIPT}</script>\n</body>\n</html>\n",
+    ))
 
 
 # ---- header and suites ----

@@ -42,7 +42,9 @@ def attributes(attrs: dict[str, Any]) -> str:
 
 
 def tag(name: str, *content: Any, **attrs: Any) -> Markup:
-    return Markup(f"<{name}{attributes(attrs)}>{join(content)}</{name}>")
+    # One join with the tags, not the content joined and then copied between them: a report's outer
+    # elements hold megabytes, and each copy was alive next to its source.
+    return Markup("".join((f"<{name}{attributes(attrs)}>", *map(esc, content), f"</{name}>")))
 
 
 def void(name: str, **attrs: Any) -> Markup:
