@@ -37,10 +37,10 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from litmus.commands.comment_command import CommandSettings, handle_comment
@@ -173,11 +173,12 @@ class ActionInputs:
             env_allow=_names(read_input(environ, "env-allow")),
             allowed_origins=_origins(read_input(environ, "allowed-origins")),
             deployment_hosts=_names(read_input(environ, "deployment-hosts")),
-            sarif_category=_sarif_category(read_input(environ, "sarif-category")),
+            sarif_category=_parsed(environ, "sarif-category", check_sarif_category),
             results_workflow=_workflow_file(read_input(environ, "results-workflow")),
             results_artifact=read_input(environ, "results-artifact", "litmus-report"),
-            max_cost_increase=_max_cost_increase(read_input(environ, "max-cost-increase")),
-            rate_limit=_rate_limit(read_input(environ, "rate-limit")),
+            max_cost_increase=_parsed(environ, "max-cost-increase", lambda text: parse_number(
+                text, whole=False, low=0, high=MAX_COST_INCREASE, unit="percent")),
+            rate_limit=_parsed(environ, "rate-limit", parse_rate_limit, " (requests per second to each origin)"),
         )
         if inputs.max_cost_increase is not None and not (inputs.baseline or inputs.baseline_url):
             raise InputError("input 'max-cost-increase' compares with a baseline: set 'baseline: artifact' or "
@@ -218,11 +219,13 @@ def _run_vars(text: str) -> tuple[tuple[str, str], ...]:
         raise ActionFailure(f"input 'vars': {exc}") from None
 
 
-def _sarif_category(text: str) -> str | None:
+def _parsed(environ: Mapping[str, str], name: str, parse: Callable[[str], Any], hint: str = "") -> Any:
+    """Input `name` read by `parse` (None when it is not set); a value it refuses is an error naming the input."""
+    text = read_input(environ, name)
     try:
-        return check_sarif_category(text) if text else None
+        return parse(text) if text else None
     except ValueError as exc:
-        raise InputError(f"input 'sarif-category': {exc}") from None
+        raise InputError(f"input '{name}': {exc}{hint}") from None
 
 
 def _shard(text: str) -> tuple[int, int] | None:
@@ -232,22 +235,6 @@ def _shard(text: str) -> tuple[int, int] | None:
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
         raise InputError(f"input 'shard' must be K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
     return int(k), int(n)
-
-
-def _max_cost_increase(text: str) -> float | None:
-    if not text:
-        return None
-    try:
-        return parse_number(text, whole=False, low=0, high=MAX_COST_INCREASE, unit="percent")
-    except ValueError as exc:
-        raise InputError(f"input 'max-cost-increase': {exc}") from None
-
-
-def _rate_limit(text: str) -> float | None:
-    try:
-        return parse_rate_limit(text) if text else None
-    except ValueError as exc:
-        raise InputError(f"input 'rate-limit': {exc} (requests per second to each origin)") from None
 
 
 def _seconds(text: str) -> float:
