@@ -56,7 +56,7 @@ def test_action_yml_declares_the_documented_interface():
 
 def test_every_input_is_read_by_the_entrypoint():
     source = (ROOT / "src" / "litmus" / "commands" / "action.py").read_text("utf-8")
-    read = set(re.findall(r'read_(?:bool_|choice_)?input\(environ, "([a-z-]+)"', source))
+    read = set(re.findall(r'(?:read_(?:bool_|choice_)?input|_parsed)\(environ, "([a-z-]+)"', source))
     assert read == set(action()["inputs"])
 
 
