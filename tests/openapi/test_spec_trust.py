@@ -58,6 +58,23 @@ def test_a_spec_outside_the_repository_through_a_symlink_is_refused(tmp_path):
     assert "resolves outside the repository root" in _load_error(root)
 
 
+def test_a_spec_whose_files_could_not_be_checked_after_its_load_is_read_again_not_served_from_memory(
+        tmp_path, monkeypatch):
+    """A spec is kept in memory while its files are unchanged; when they could not be looked at right after a
+    load (refused or gone then: no fingerprint), a later load reads it again and refuses it, never serves it."""
+    from litmus.openapi import document
+
+    root = _repo(tmp_path, json.dumps(_spec("common.json#/A")))
+    (root / "api" / "common.json").write_text(json.dumps({"A": {"type": "object"}}))
+    with monkeypatch.context() as patched:
+        patched.setattr(document, "_fingerprint", lambda _document: None)
+        load_suites([root / "probes" / "suite.yaml"], root=root, environ={})
+    (tmp_path / "outside.json").write_text((root / "api" / "common.json").read_text())
+    (root / "api" / "common.json").unlink()
+    os.symlink(tmp_path / "outside.json", root / "api" / "common.json")
+    assert "resolves outside the repository root" in _load_error(root)
+
+
 def test_a_spec_inside_the_git_folder_is_refused(tmp_path):
     root = _repo(tmp_path)
     (root / ".git" / "spec.json").write_text(json.dumps(_spec("#/x")))

@@ -291,7 +291,8 @@ def load_document(path: str, repository: Path, *, read_references: bool = True,
     repository = Path(repository).resolve()
     file = _normal(path)
     cached = _LOADED.get((repository, file)) if read_references else None
-    if cached is not None and _fingerprint(cached[1]) == cached[0]:
+    # A None fingerprint (a file refused or gone) never matches: the load runs again and says why.
+    if cached is not None and cached[0] is not None and _fingerprint(cached[1]) == cached[0]:
         return cached[1]
     root, data = _read(file, repository)
     if not isinstance(root, dict):
